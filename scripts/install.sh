@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Install searchain into ./.venv (created if missing) with the given extras.
+#   scripts/install.sh            # the library, CLI and embedded model
+#   scripts/install.sh test       # + everything the test suite needs
+#   scripts/install.sh dense,test # several extras
+# llama-cpp-python is compiled from source. The default (-DGGML_NATIVE=ON) build uses the AMX
+# code path on recent Xeons and segfaults on the first decode, so we build a portable AVX2 one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extras="${1:-}"
+python="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$python" -m venv .venv
+fi
+export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF}"
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+.venv/bin/python -m pip install -q --upgrade pip
+echo "Installing searchain${extras:+[$extras]} (the first install compiles llama.cpp: ~6 min on 2 cores)..." >&2
+.venv/bin/python -m pip install -q -e ".${extras:+[$extras]}"

@@ -1,0 +1,185 @@
+"""The one LLM interface every method uses.
+
+A backend implements three primitives on plain completion prompts — ``_complete``,
+``_chat`` and ``_score`` — and this base class adds what every backend needs the same way:
+usage accounting (per call and cumulative), parameter defaults and async wrappers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import json
+import threading
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+from searchain.types import CompletionResult, Usage
+
+
+class LLMError(RuntimeError):
+    """An LLM call failed for good (after retries, or on a request the server rejects)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationParams:
+    """Sampling parameters. ``temperature == 0`` is greedy decoding."""
+
+    max_tokens: int = 256
+    temperature: float = 0.0
+    top_p: float = 1.0
+    stop: tuple[str, ...] = ()
+    n: int = 1
+    seed: int | None = None
+    logprobs: bool = False  # return the log-probability of each generated token
+
+    def replace(self, **changes: Any) -> GenerationParams:
+        if "stop" in changes and changes["stop"] is not None:
+            changes["stop"] = tuple(changes["stop"])
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def deterministic(self) -> bool:
+        """Whether the same request always yields the same output (so it may be cached)."""
+        return self.temperature == 0 or self.seed is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["stop"] = list(self.stop)
+        return d
+
+
+@dataclass(slots=True)
+class ContinuationScore:
+    """Log-probabilities of a *given* continuation under the model (for DPO-style rewards)."""
+
+    tokens: list[str]
+    token_logprobs: list[float]
+    usage: Usage = field(default_factory=Usage)
+
+    @property
+    def total(self) -> float:
+        return float(sum(self.token_logprobs))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tokens": self.tokens,
+            "token_logprobs": self.token_logprobs,
+            "usage": self.usage.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ContinuationScore:
+        return cls(d["tokens"], d["token_logprobs"], Usage.from_dict(d.get("usage", {})))
+
+
+Message = dict[str, str]
+
+
+def request_key(backend: str, model: str, kind: str, payload: Any, params: dict[str, Any]) -> str:
+    """A stable hash of everything that determines an LLM call's output."""
+    blob = json.dumps(
+        {"backend": backend, "model": model, "kind": kind, "payload": payload, "params": params},
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class LLM(ABC):
+    """Base of all backends. Thread-safe usage counters; sync and async entry points."""
+
+    backend: str = "abstract"
+
+    def __init__(self, model: str, defaults: GenerationParams | None = None) -> None:
+        self.model = model
+        self.defaults = defaults or GenerationParams()
+        self.usage = Usage()  # cumulative over the life of this client
+        self._usage_lock = threading.Lock()
+
+    # -- what a backend implements ------------------------------------------------------
+    @abstractmethod
+    def _complete(self, prompt: str, params: GenerationParams) -> CompletionResult: ...
+
+    def _chat(self, messages: list[Message], params: GenerationParams) -> CompletionResult:
+        # Base models have no chat template: fall back to a plain transcript prompt.
+        return self._complete(render_transcript(messages), params)
+
+    def _score(self, prompt: str, continuation: str) -> ContinuationScore:
+        raise LLMError(f"{self.backend} backend cannot score a given continuation")
+
+    # -- public API -----------------------------------------------------------------------
+    def params(self, params: GenerationParams | None = None, **overrides: Any) -> GenerationParams:
+        p = params or self.defaults
+        return p.replace(**overrides) if overrides else p
+
+    def complete(
+        self, prompt: str, params: GenerationParams | None = None, **overrides: Any
+    ) -> CompletionResult:
+        p = self.params(params, **overrides)
+        return self._timed(lambda: self._complete(prompt, p))
+
+    def chat(
+        self, messages: list[Message], params: GenerationParams | None = None, **overrides: Any
+    ) -> CompletionResult:
+        p = self.params(params, **overrides)
+        return self._timed(lambda: self._chat(messages, p))
+
+    def score(self, prompt: str, continuation: str) -> ContinuationScore:
+        t0 = time.perf_counter()
+        result = self._score(prompt, continuation)
+        if not result.usage.llm_calls and not result.usage.cached_calls:
+            result.usage.llm_calls = 1
+            result.usage.llm_seconds = time.perf_counter() - t0
+        self._record(result.usage)
+        return result
+
+    async def acomplete(
+        self, prompt: str, params: GenerationParams | None = None, **overrides: Any
+    ) -> CompletionResult:
+        return await asyncio.to_thread(self.complete, prompt, params, **overrides)
+
+    async def achat(
+        self, messages: list[Message], params: GenerationParams | None = None, **overrides: Any
+    ) -> CompletionResult:
+        return await asyncio.to_thread(self.chat, messages, params, **overrides)
+
+    async def ascore(self, prompt: str, continuation: str) -> ContinuationScore:
+        return await asyncio.to_thread(self.score, prompt, continuation)
+
+    def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing
+        """Release connections or model memory; the default holds nothing."""
+
+    # -- helpers --------------------------------------------------------------------------
+    def _timed(self, call: Any) -> CompletionResult:
+        t0 = time.perf_counter()
+        result: CompletionResult = call()
+        if not result.cached and result.usage.llm_calls == 0:
+            # Backends report tokens; the base class owns the call count and the clock.
+            result.usage.llm_calls = 1
+            result.usage.llm_seconds = time.perf_counter() - t0
+        self._record(result.usage)
+        return result
+
+    def _record(self, usage: Usage) -> None:
+        with self._usage_lock:
+            self.usage.add(usage)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r})"
+
+
+def render_transcript(messages: list[Message]) -> str:
+    """Turn chat messages into a completion prompt for a base model."""
+    lines = []
+    for m in messages:
+        role = m.get("role", "user")
+        if role == "system":
+            lines.append(m["content"])
+        else:
+            lines.append(f"{role.capitalize()}: {m['content']}")
+    lines.append("Assistant:")
+    return "\n\n".join(lines)

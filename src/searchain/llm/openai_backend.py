@@ -1,0 +1,194 @@
+"""Backend for any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp server).
+
+Uses the official SDK with its own retries switched off so that our policy (backoff with
+jitter, ``Retry-After``, clear 4xx errors) applies the same way to sync and async calls.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import openai
+
+from searchain.llm.base import LLM, ContinuationScore, GenerationParams, LLMError, Message
+from searchain.llm.retry import RetryPolicy, acall_with_retry, call_with_retry
+from searchain.types import Completion, CompletionResult, Usage
+
+
+class OpenAILLM(LLM):
+    """``api="completions"`` sends prompts as-is (base models); ``api="chat"`` wraps a prompt
+    in one user message, for chat-only models."""
+
+    backend = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        api: str = "completions",
+        timeout: float = 120.0,
+        retry: RetryPolicy | None = None,
+        defaults: GenerationParams | None = None,
+    ) -> None:
+        super().__init__(model, defaults)
+        if api not in ("completions", "chat"):
+            raise ValueError(f"api must be 'completions' or 'chat', not {api!r}")
+        self.api = api
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+        # Local servers ignore the key, but the SDK insists on one being set.
+        key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
+        self.retry = retry or RetryPolicy()
+        common: dict[str, Any] = dict(
+            base_url=self.base_url, api_key=key, timeout=timeout, max_retries=0
+        )
+        self._client = openai.OpenAI(**common)
+        self._aclient = openai.AsyncOpenAI(**common)
+
+    @property
+    def cache_identity(self) -> str:
+        return f"{self.model}@{self.base_url or 'api.openai.com'}"
+
+    def __repr__(self) -> str:  # never show the key
+        return f"OpenAILLM(model={self.model!r}, base_url={self.base_url!r}, api={self.api!r})"
+
+    # -- request building -----------------------------------------------------------------
+    def _sampling(self, p: GenerationParams) -> dict[str, Any]:
+        kw: dict[str, Any] = dict(
+            model=self.model, max_tokens=p.max_tokens, temperature=p.temperature, top_p=p.top_p
+        )
+        if p.stop:
+            kw["stop"] = list(p.stop)
+        if p.n != 1:
+            kw["n"] = p.n
+        if p.seed is not None:
+            kw["seed"] = p.seed
+        return kw
+
+    def _completion_kwargs(self, prompt: str, p: GenerationParams) -> dict[str, Any]:
+        kw = self._sampling(p)
+        kw["prompt"] = prompt
+        if p.logprobs:
+            kw["logprobs"] = 1
+        return kw
+
+    def _chat_kwargs(self, messages: list[Message], p: GenerationParams) -> dict[str, Any]:
+        kw = self._sampling(p)
+        kw["messages"] = messages
+        if p.logprobs:
+            kw["logprobs"] = True
+        return kw
+
+    # -- response parsing -----------------------------------------------------------------
+    @staticmethod
+    def _usage(resp: Any) -> Usage:
+        u = getattr(resp, "usage", None)
+        return Usage(
+            prompt_tokens=getattr(u, "prompt_tokens", 0) or 0,
+            completion_tokens=getattr(u, "completion_tokens", 0) or 0,
+        )
+
+    def _parse_completion(self, resp: Any) -> CompletionResult:
+        out = []
+        for ch in sorted(resp.choices, key=lambda c: c.index):
+            lp = getattr(ch, "logprobs", None)
+            out.append(
+                Completion(
+                    text=ch.text or "",
+                    finish_reason=ch.finish_reason or "stop",
+                    tokens=list(lp.tokens) if lp and lp.tokens else None,
+                    token_logprobs=[float(x) for x in lp.token_logprobs]
+                    if lp and lp.token_logprobs
+                    else None,
+                )
+            )
+        return CompletionResult(out, self._usage(resp))
+
+    def _parse_chat(self, resp: Any) -> CompletionResult:
+        out = []
+        for ch in sorted(resp.choices, key=lambda c: c.index):
+            content = getattr(getattr(ch, "logprobs", None), "content", None)
+            out.append(
+                Completion(
+                    text=ch.message.content or "",
+                    finish_reason=ch.finish_reason or "stop",
+                    tokens=[t.token for t in content] if content else None,
+                    token_logprobs=[float(t.logprob) for t in content] if content else None,
+                )
+            )
+        return CompletionResult(out, self._usage(resp))
+
+    # -- sync -----------------------------------------------------------------------------
+    def _complete(self, prompt: str, params: GenerationParams) -> CompletionResult:
+        if self.api == "chat":
+            return self._chat([{"role": "user", "content": prompt}], params)
+        kw = self._completion_kwargs(prompt, params)
+        resp = call_with_retry(
+            lambda: self._client.completions.create(**kw), self.retry, self._what()
+        )
+        return self._parse_completion(resp)
+
+    def _chat(self, messages: list[Message], params: GenerationParams) -> CompletionResult:
+        kw = self._chat_kwargs(messages, params)
+        resp = call_with_retry(
+            lambda: self._client.chat.completions.create(**kw), self.retry, self._what()
+        )
+        return self._parse_chat(resp)
+
+    def _score(self, prompt: str, continuation: str) -> ContinuationScore:
+        # The legacy completions API scores a prompt with echo=True; vLLM and llama.cpp keep it.
+        kw = dict(
+            model=self.model, prompt=prompt + continuation, max_tokens=1, echo=True, logprobs=0
+        )
+        resp = call_with_retry(
+            lambda: self._client.completions.create(**kw), self.retry, self._what()
+        )
+        lp = resp.choices[0].logprobs
+        if lp is None or lp.text_offset is None or lp.token_logprobs is None:
+            raise LLMError(f"{self._what()} does not return prompt log-probabilities (echo)")
+        tokens, logprobs = [], []
+        end = len(prompt) + len(continuation)
+        for tok, off, lpv in zip(lp.tokens, lp.text_offset, lp.token_logprobs, strict=False):
+            if len(prompt) <= off < end and lpv is not None:
+                tokens.append(tok)
+                logprobs.append(float(lpv))
+        return ContinuationScore(tokens, logprobs, self._usage(resp))
+
+    # -- async ----------------------------------------------------------------------------
+    async def acomplete(
+        self, prompt: str, params: GenerationParams | None = None, **overrides: Any
+    ) -> CompletionResult:
+        p = self.params(params, **overrides)
+        if self.api == "chat":
+            return await self.achat([{"role": "user", "content": prompt}], p)
+        kw = self._completion_kwargs(prompt, p)
+        return await self._atimed(
+            lambda: self._aclient.completions.create(**kw), self._parse_completion
+        )
+
+    async def achat(
+        self, messages: list[Message], params: GenerationParams | None = None, **overrides: Any
+    ) -> CompletionResult:
+        kw = self._chat_kwargs(messages, self.params(params, **overrides))
+        return await self._atimed(
+            lambda: self._aclient.chat.completions.create(**kw), self._parse_chat
+        )
+
+    async def _atimed(self, call: Any, parse: Any) -> CompletionResult:
+        import time
+
+        t0 = time.perf_counter()
+        resp = await acall_with_retry(call, self.retry, self._what())
+        result: CompletionResult = parse(resp)
+        result.usage.llm_calls = 1
+        result.usage.llm_seconds = time.perf_counter() - t0
+        self._record(result.usage)
+        return result
+
+    def _what(self) -> str:
+        return f"LLM call to {self.base_url or 'api.openai.com'} ({self.model})"
+
+    def close(self) -> None:
+        self._client.close()

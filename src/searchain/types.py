@@ -1,0 +1,206 @@
+"""The shared data model: every retriever, reader and method speaks these types.
+
+Everything here is a plain dataclass that round-trips through JSON (``to_dict`` /
+``from_dict``), so a method's trace can be written to ``results.jsonl``, sent over HTTP
+or shown in a viewer without custom encoders.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class Passage:
+    """A retrievable unit of text. ``id`` is stable (``<doc id>#<n>`` for split documents)."""
+
+    id: str
+    text: str
+    title: str = ""
+    score: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Passage:
+        return cls(id=str(d["id"]), text=d["text"], title=d.get("title", ""), score=d.get("score"))
+
+    def render(self) -> str:
+        """How a passage is shown to an LLM: title first, as the papers' prompts do."""
+        return f"(Title: {self.title}) {self.text}" if self.title else self.text
+
+
+@dataclass(slots=True)
+class Usage:
+    """Cost accounting. Methods add up the usage of every LLM call they make."""
+
+    llm_calls: int = 0
+    cached_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    llm_seconds: float = 0.0
+
+    def add(self, other: Usage) -> None:
+        self.llm_calls += other.llm_calls
+        self.cached_calls += other.cached_calls
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.llm_seconds += other.llm_seconds
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Usage:
+        return cls(**{f.name: d.get(f.name, 0) for f in dataclasses.fields(cls)})
+
+
+@dataclass(slots=True)
+class Completion:
+    """One generated sample. ``token_logprobs`` is filled when log-probs were asked for."""
+
+    text: str
+    finish_reason: str = "stop"  # "stop" | "length"
+    tokens: list[str] | None = None
+    token_logprobs: list[float] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Completion:
+        return cls(**d)
+
+
+@dataclass(slots=True)
+class CompletionResult:
+    """The answer to one request: ``n`` samples plus the usage of producing them."""
+
+    completions: list[Completion]
+    usage: Usage = field(default_factory=Usage)
+    cached: bool = False
+
+    @property
+    def text(self) -> str:
+        return self.completions[0].text if self.completions else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "completions": [c.to_dict() for c in self.completions],
+            "usage": self.usage.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], cached: bool = False) -> CompletionResult:
+        return cls(
+            completions=[Completion.from_dict(c) for c in d["completions"]],
+            usage=Usage.from_dict(d.get("usage", {})),
+            cached=cached,
+        )
+
+
+@dataclass(slots=True)
+class Citation:
+    """A ``[n]`` mark in the answer text and the passage it points to (``None`` if unresolved)."""
+
+    mark: int
+    passage_id: str | None
+    sentence: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(slots=True)
+class Node:
+    """One reasoning step: a sub-query, its answer, where the answer came from and its evidence.
+
+    ``source`` is one of ``"llm"``, ``"ir-corrected"``, ``"ir-completed"``, ``"retrieval"``,
+    ``"tool"`` — the knowledge-source categories the papers report.
+    """
+
+    id: str
+    query: str
+    answer: str | None = None
+    source: str = "llm"
+    parent: str | None = None
+    passages: list[Passage] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["passages"] = [p.to_dict() for p in self.passages]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Node:
+        d = dict(d)
+        d["passages"] = [Passage.from_dict(p) for p in d.get("passages", [])]
+        return cls(**d)
+
+
+@dataclass(slots=True)
+class Trace:
+    """What every method returns: the answer, how it was reached, and what it cost."""
+
+    question: str
+    method: str
+    answer: str = ""
+    final_content: str = ""
+    references: list[Passage] = field(default_factory=list)
+    citations: list[Citation] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)
+    rounds: int = 0
+    usage: Usage = field(default_factory=Usage)
+    wall_seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "method": self.method,
+            "answer": self.answer,
+            "final_content": self.final_content,
+            "references": [p.to_dict() for p in self.references],
+            "citations": [c.to_dict() for c in self.citations],
+            "nodes": [n.to_dict() for n in self.nodes],
+            "rounds": self.rounds,
+            "usage": self.usage.to_dict(),
+            "wall_seconds": self.wall_seconds,
+            "errors": list(self.errors),
+            "meta": self.meta,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Trace:
+        return cls(
+            question=d["question"],
+            method=d["method"],
+            answer=d.get("answer", ""),
+            final_content=d.get("final_content", ""),
+            references=[Passage.from_dict(p) for p in d.get("references", [])],
+            citations=[Citation(**c) for c in d.get("citations", [])],
+            nodes=[Node.from_dict(n) for n in d.get("nodes", [])],
+            rounds=d.get("rounds", 0),
+            usage=Usage.from_dict(d.get("usage", {})),
+            wall_seconds=d.get("wall_seconds", 0.0),
+            errors=list(d.get("errors", [])),
+            meta=d.get("meta", {}),
+        )
+
+
+class Stopwatch:
+    """``with Stopwatch() as sw: ...; sw.seconds`` — wall time of a block."""
+
+    def __enter__(self) -> Stopwatch:
+        self._t0 = time.perf_counter()
+        self.seconds = 0.0
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.seconds = time.perf_counter() - self._t0
