@@ -110,6 +110,7 @@ class Citation:
     mark: int
     passage_id: str | None
     sentence: str = ""
+    origin: str = "model"  # "model": the LLM wrote the mark; "post-hoc": attached afterwards
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -15,6 +15,7 @@ prompts that repeat are only evaluated once.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from pathlib import Path
@@ -44,22 +45,34 @@ def default_model_path() -> Path:
 
 def _load(path: str, n_ctx: int, n_threads: int, n_batch: int) -> Any:
     from llama_cpp import Llama
+    from llama_cpp._utils import suppress_stdout_stderr
 
+    logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)
     key = (path, n_ctx, n_threads, n_batch)
     with _MODELS_LOCK:
         model = _MODELS.get(key)
         if model is None:
-            model = Llama(
-                model_path=path,
-                n_ctx=n_ctx,
-                n_batch=n_batch,
-                n_threads=n_threads,
-                n_threads_batch=n_threads,
-                logits_all=False,
-                verbose=False,
-            )
+            # llama.cpp prints context notes ("using full-size SWA cache") straight to the
+            # stderr file descriptor while building the context; they are not for our users.
+            with suppress_stdout_stderr(disable=False):
+                model = _new_llama(Llama, path, n_ctx, n_threads, n_batch)
             _MODELS[key] = model
         return model
+
+
+def _new_llama(Llama: Any, path: str, n_ctx: int, n_threads: int, n_batch: int) -> Any:
+    return Llama(
+        model_path=path,
+        n_ctx=n_ctx,
+        n_batch=n_batch,
+        n_threads=n_threads,
+        n_threads_batch=n_threads,
+        logits_all=False,
+        # A full-size sliding-window cache lets us drop a suffix of the KV cache and
+        # reuse the prefix (few-shot prompts); the default SWA cache cannot.
+        swa_full=True,
+        verbose=False,
+    )
 
 
 class LocalLLM(LLM):

@@ -1,0 +1,258 @@
+"""The ``searchain`` command line.
+
+searchain ask "Who portrayed Corliss Archer in Kiss and Tell?"     # offline, demo corpus
+searchain index corpus.jsonl --out my-index                       # your own corpus
+searchain ask "..." --index my-index --llm openai --model gpt-4o-mini --api chat
+searchain search "Corliss Archer" --index my-index -k 5 --json
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+
+from searchain.types import Passage, Trace
+
+app = typer.Typer(
+    help=(
+        "Answer knowledge-intensive questions with an LLM working together with a search "
+        "engine, and see where every step of the answer came from.\n\n"
+        "With no options everything runs offline: the embedded Gemma 3 270M model and a BM25 "
+        "index of the bundled HotpotQA demo corpus (built on first use)."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+)
+console = Console()
+err = Console(stderr=True)
+
+DEMO_QUESTION = (
+    "What government position was held by the woman who portrayed Corliss Archer in the film "
+    "Kiss and Tell?"
+)
+
+IndexOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--index",
+        "-i",
+        help="A BM25 index directory made by [bold]searchain index[/]. Default: the demo corpus.",
+        show_default=False,
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
+
+
+def _fail(message: str, code: int = 1) -> None:
+    err.print(f"[bold red]error:[/] {escape(message)}")
+    raise typer.Exit(code)
+
+
+def _open_index(index: Path | None) -> object:
+    from searchain.retrieval import BM25Index, default_index
+
+    if index is None:
+        with err.status("Opening the demo index (built on first use)..."):
+            return default_index()
+    try:
+        return BM25Index.load(index)
+    except (FileNotFoundError, ValueError, RuntimeError) as e:
+        _fail(str(e))
+    raise AssertionError("unreachable")
+
+
+@app.command()
+def index(
+    corpus: Annotated[
+        Path,
+        typer.Argument(
+            help="Corpus file: JSONL {id,title,text}, FlashRAG "
+            "JSONL {id,contents}, DPR TSV, JSON, HotpotQA, MuSiQue; "
+            "optionally .gz.",
+            exists=True,
+            dir_okay=False,
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory to write the index to.")],
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="Corpus format (default: detect). "
+            "One of jsonl, flashrag, tsv, json, hotpotqa, "
+            "musique.",
+        ),
+    ] = None,
+    max_words: Annotated[
+        int,
+        typer.Option(
+            help="Split documents into passages of about this many words (0 keeps them whole)."
+        ),
+    ] = 100,
+    json_out: JsonOpt = False,
+) -> None:
+    """Build a BM25 index of a corpus. Malformed lines are reported with file and line, and
+    nothing is written in that case."""
+    from searchain.retrieval import BM25Index, CorpusError
+
+    try:
+        idx = BM25Index.from_corpus(
+            corpus, out, fmt=fmt, max_words=max_words or None, show_progress=not json_out
+        )
+    except (CorpusError, FileExistsError, ValueError) as e:
+        _fail(str(e))
+    if json_out:
+        print(json.dumps({"index": str(out), "passages": len(idx)}))
+    else:
+        console.print(f"[green]Indexed {len(idx):,} passages into[/] {out}")
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to search for.")],
+    index: IndexOpt = None,
+    k: Annotated[int, typer.Option("-k", help="Number of passages.")] = 5,
+    json_out: JsonOpt = False,
+) -> None:
+    """Search an index and show the top passages with their BM25 scores."""
+    idx = _open_index(index)
+    hits: list[Passage] = idx.search(query, k=k)  # type: ignore[attr-defined]
+    if json_out:
+        print(json.dumps([p.to_dict() for p in hits], ensure_ascii=False, indent=2))
+        return
+    table = Table(show_lines=True)
+    table.add_column("#", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("id / title")
+    table.add_column("text")
+    for i, p in enumerate(hits, 1):
+        table.add_row(
+            str(i), f"{p.score:.2f}", f"{p.id}\n[bold]{escape(p.title)}[/]", escape(p.text[:300])
+        )
+    console.print(table)
+
+
+@app.command()
+def ask(
+    question: Annotated[
+        str | None, typer.Argument(help="The question. Default: a demo HotpotQA question.")
+    ] = None,
+    index: IndexOpt = None,
+    method: Annotated[str, typer.Option(help="Answering method.")] = "retrieve-read",
+    llm: Annotated[
+        str,
+        typer.Option(
+            "--llm",
+            help="[bold]local[/] (embedded GGUF model) or "
+            "[bold]openai[/] (any OpenAI-compatible endpoint).",
+        ),
+    ] = "local",
+    model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            help="Endpoint for --llm openai, e.g. "
+            "http://127.0.0.1:8000/v1 "
+            "(default: $OPENAI_BASE_URL)."
+        ),
+    ] = None,
+    api: Annotated[str, typer.Option(help="completions (base models) or chat.")] = "completions",
+    model_path: Annotated[
+        Path | None, typer.Option(help="Another GGUF file for --llm local.")
+    ] = None,
+    k: Annotated[int, typer.Option("-k", help="Passages retrieved per query.")] = 5,
+    cache: Annotated[bool, typer.Option(help="Use the on-disk LLM call cache.")] = True,
+    json_out: JsonOpt = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log retries.")] = False,
+) -> None:
+    """Answer a question with [n] citations to the passages that support it."""
+    from searchain.llm import LLMError, make_llm
+    from searchain.methods import RetrieveRead
+
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING)
+    q = question or DEMO_QUESTION
+    if question is None and not json_out:
+        err.print(f"[dim]No question given; asking the demo question:[/] {q}")
+    idx = _open_index(index)
+    try:
+        client = make_llm(
+            llm,
+            model=model,
+            base_url=base_url,
+            api=api,
+            model_path=str(model_path) if model_path else None,
+            cache=cache,
+        )
+    except LLMError as e:
+        _fail(str(e))
+    if method != "retrieve-read":
+        _fail(f"unknown method {method!r} (available: retrieve-read)")
+    runner = RetrieveRead(client, idx, k=k)  # type: ignore[arg-type]
+    try:
+        with err.status("Thinking...") if not json_out else _null():
+            trace = runner.run(q)
+    except LLMError as e:
+        _fail(str(e))
+    if json_out:
+        print(json.dumps(trace.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        show_trace(trace)
+
+
+class _null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *a: object) -> None:
+        return None
+
+
+def show_trace(trace: Trace) -> None:
+    """The answer with its citations, then the numbered references."""
+    console.print(
+        Panel(
+            escape(trace.final_content or "(no answer)"),
+            title=f"[bold]{escape(trace.question)}[/]",
+            subtitle=trace.method,
+        )
+    )
+    if trace.answer:
+        console.print(f"[bold]Answer:[/] {escape(trace.answer)}")
+    cited = {c.mark for c in trace.citations if c.passage_id}
+    post = {c.mark for c in trace.citations if c.origin == "post-hoc"}
+    console.print("[bold]References[/]")
+    for i, p in enumerate(trace.references, 1):
+        tag = "" if i in cited else " [dim](not cited)[/]"
+        if i in post:
+            tag += " [dim](attributed post hoc)[/]"
+        console.print(f"  [{i}] [bold]{escape(p.title)}[/] [dim]{escape(p.id)}[/]{tag}")
+        console.print(f"      [dim]{escape(p.text[:200])}{'…' if len(p.text) > 200 else ''}[/]")
+    for e in trace.errors:
+        console.print(f"[yellow]warning:[/] {escape(e)}")
+    u = trace.usage
+    console.print(
+        f"[dim]{u.llm_calls} LLM call(s), {u.cached_calls} cached, {u.prompt_tokens} prompt + "
+        f"{u.completion_tokens} completion tokens, {trace.wall_seconds:.1f}s[/]"
+    )
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

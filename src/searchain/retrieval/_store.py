@@ -1,0 +1,95 @@
+"""On-disk passage store: ``passages.jsonl`` plus a numpy array of line offsets.
+
+A search hit is a row number; the store turns row numbers back into (id, title, text) by
+slicing the file at ``offsets[i]:offsets[i + 1]``. With ``mmap=True`` nothing but the pages
+actually touched is read, so a 20 GB corpus costs no RAM to keep searchable.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+
+from searchain.types import Passage
+
+PASSAGES_FILE = "passages.jsonl"
+OFFSETS_FILE = "passages.offsets.npy"
+
+_FLUSH_EVERY = 8192  # passages per write(); amortises syscalls without holding much text
+
+
+class StoreWriter:
+    """Append passages to a store; :meth:`close` writes the offsets array."""
+
+    def __init__(self, directory: Path) -> None:
+        self._dir = directory
+        # Closed by close()/abort(): the writer outlives any single with-block.
+        self._file: IO[bytes] = open(directory / PASSAGES_FILE, "wb")  # noqa: SIM115
+        self._buffer: list[bytes] = []
+        self._lengths: list[int] = []
+
+    def tee_texts(self, passages: Iterable[Passage], with_title: bool) -> Iterator[str]:
+        """Store each passage and yield the text to index for it, in one pass.
+
+        Doing both in a single generator means the corpus is read once and no list of all
+        texts is ever built, which is what keeps indexing a large corpus within memory.
+        """
+        dumps = json.JSONEncoder(ensure_ascii=False).encode
+        buffer, lengths = self._buffer, self._lengths
+        for p in passages:
+            line = (dumps([p.id, p.title, p.text]) + "\n").encode()
+            buffer.append(line)
+            lengths.append(len(line))
+            if len(buffer) >= _FLUSH_EVERY:
+                self._flush()
+            yield f"{p.title}\n{p.text}" if with_title and p.title else p.text
+
+    def __len__(self) -> int:
+        return len(self._lengths)
+
+    def _flush(self) -> None:
+        self._file.write(b"".join(self._buffer))
+        self._buffer.clear()
+
+    def close(self) -> None:
+        self._flush()
+        self._file.close()
+        offsets = np.zeros(len(self._lengths) + 1, dtype=np.int64)
+        np.cumsum(np.asarray(self._lengths, dtype=np.int64), out=offsets[1:])
+        np.save(self._dir / OFFSETS_FILE, offsets)
+
+    def abort(self) -> None:
+        self._file.close()
+
+
+class PassageStore:
+    """Random access to the passages of an index by row number."""
+
+    def __init__(self, directory: Path, mmap_mode: bool = True) -> None:
+        self._offsets = np.load(directory / OFFSETS_FILE, mmap_mode="r" if mmap_mode else None)
+        self._data: bytes | mmap.mmap
+        with open(directory / PASSAGES_FILE, "rb") as f:
+            if mmap_mode and self._offsets[-1] > 0:
+                self._data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            else:
+                self._data = f.read()
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def get(self, rows: Sequence[int] | np.ndarray) -> list[Passage]:
+        """The passages at ``rows`` (0-based), in that order."""
+        rows = np.asarray(rows, dtype=np.int64)
+        starts = self._offsets[rows].tolist()
+        ends = self._offsets[rows + 1].tolist()
+        data, loads = self._data, json.loads
+        out = []
+        for s, e in zip(starts, ends, strict=True):
+            pid, title, text = loads(data[s:e])
+            out.append(Passage(id=pid, text=text, title=title))
+        return out

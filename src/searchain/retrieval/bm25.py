@@ -1,0 +1,305 @@
+"""BM25 retrieval over a corpus of passages, on top of ``bm25s``.
+
+An index directory holds the bm25s matrices (``*.index.npy``, ``vocab.index.json``,
+``params.index.json``), the passage store (``passages.jsonl`` + offsets) and
+``metadata.json``, which records what the index was built from so a changed corpus is
+detected instead of silently serving stale results.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import bm25s
+import Stemmer
+
+from searchain.retrieval._store import PassageStore, StoreWriter
+from searchain.retrieval.corpus import corpus_fingerprint, read_corpus
+from searchain.types import Passage
+
+__all__ = ["FORMAT_VERSION", "BM25Index", "StaleIndexError"]
+
+FORMAT_VERSION = 1
+METADATA_FILE = "metadata.json"
+_TOKEN_PATTERN = r"(?u)\b\w\w+\b"  # bm25s's default, same as scikit-learn's CountVectorizer
+
+
+class StaleIndexError(RuntimeError):
+    """The index no longer matches its corpus (or this version of searchain): rebuild it."""
+
+
+class BM25Index:
+    """A BM25 index over passages. Build with :meth:`build`, reopen with :meth:`load`."""
+
+    def __init__(
+        self,
+        path: Path,
+        retriever: bm25s.BM25,
+        store: PassageStore,
+        metadata: dict[str, Any],
+        n_threads: int = 0,
+    ) -> None:
+        self.path = path
+        self.metadata = metadata
+        self.n_threads = n_threads  # passed to bm25s for batches; 0 = sequential
+        self._bm25 = retriever
+        self._store = store
+        self._tokenize = _query_tokenizer(metadata["tokenizer"], retriever.vocab_dict)
+
+    # -- building ------------------------------------------------------------------------
+
+    @classmethod
+    def build(
+        cls,
+        passages: Iterable[Passage],
+        out_dir: str | Path,
+        *,
+        corpus_path: str | Path | None = None,
+        show_progress: bool = True,
+        stopwords: str | None = "en",
+        stemmer: str | None = "english",
+        index_title: bool = True,
+        k1: float = 1.5,
+        b: float = 0.75,
+        method: str = "lucene",
+        reader: dict[str, Any] | None = None,
+    ) -> BM25Index:
+        """Index ``passages`` into ``out_dir`` and return the ready index.
+
+        The index is written to a temporary sibling directory and renamed into place only
+        once complete, so a failure (say a ``CorpusError`` on line 7) leaves ``out_dir`` as
+        it was. ``corpus_path`` is fingerprinted into the metadata for stale detection;
+        ``reader`` records how the passages were read from it (format, max_words).
+        """
+        out_dir = Path(out_dir)
+        _check_replaceable(out_dir)
+        fingerprint = corpus_fingerprint(corpus_path) if corpus_path is not None else None
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+        tmp.chmod(0o755)  # mkdtemp makes it private; the published index should not be
+        log = _Progress(show_progress)
+        try:
+            tokenizer_settings = {
+                "lower": True,
+                "pattern": _TOKEN_PATTERN,
+                "stopwords": stopwords,
+                "stemmer": stemmer,
+                "index_title": index_title,
+            }
+            tokenizer = bm25s.tokenization.Tokenizer(
+                lower=True,
+                splitter=_TOKEN_PATTERN,
+                stopwords=stopwords or [],
+                stemmer=Stemmer.Stemmer(stemmer) if stemmer else None,
+            )
+            writer = StoreWriter(tmp)
+            try:
+                texts = log.count(writer.tee_texts(passages, index_title), "passages read")
+                # bm25s's streaming tokenizer caches word -> id, so each distinct word is
+                # stemmed once; only the id lists are kept, never the texts.
+                token_ids = list(tokenizer.streaming_tokenize(texts, update_vocab=True))
+            except BaseException:
+                writer.abort()
+                raise
+            writer.close()
+            if not token_ids:
+                raise ValueError("cannot build an index from an empty corpus")
+            vocab = tokenizer.get_vocab_dict()
+            del tokenizer  # its word-level dictionaries are not needed at query time
+            log.say(f"{len(token_ids):,} passages, {len(vocab):,} terms; building BM25 matrix")
+            retriever = bm25s.BM25(k1=k1, b=b, method=method)
+            retriever.index((token_ids, vocab), show_progress=show_progress)
+            del token_ids
+            retriever.save(tmp, show_progress=False)
+            metadata = {
+                "format_version": FORMAT_VERSION,
+                "kind": "bm25",
+                "n_passages": int(retriever.scores["num_docs"]),
+                "corpus": fingerprint,
+                "reader": reader,
+                "tokenizer": tokenizer_settings,
+                "bm25": {"k1": k1, "b": b, "method": method},
+                "bm25s_version": bm25s.__version__,
+                "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            }
+            (tmp / METADATA_FILE).write_text(json.dumps(metadata, indent=2) + "\n")
+            _publish(tmp, out_dir)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        log.say(f"index written to {out_dir}")
+        return cls(out_dir, retriever, PassageStore(out_dir, mmap_mode=True), metadata)
+
+    @classmethod
+    def from_corpus(
+        cls,
+        corpus_path: str | Path,
+        out_dir: str | Path,
+        *,
+        fmt: str | None = None,
+        max_words: int | None = 100,
+        **options: Any,
+    ) -> BM25Index:
+        """Read a corpus file (see :func:`read_corpus`) and :meth:`build` an index of it."""
+        passages = read_corpus(corpus_path, fmt, max_words=max_words)
+        reader = {"fmt": fmt, "max_words": max_words}
+        return cls.build(passages, out_dir, corpus_path=corpus_path, reader=reader, **options)
+
+    # -- loading -------------------------------------------------------------------------
+
+    @classmethod
+    def load(
+        cls,
+        path: str | Path,
+        mmap: bool = True,
+        corpus_path: str | Path | None = None,
+        n_threads: int = 0,
+    ) -> BM25Index:
+        """Open an index. With ``mmap=True`` the matrices and texts stay on disk.
+
+        If ``corpus_path`` is given, its size and sha256 are checked against the ones the
+        index was built from, and :class:`StaleIndexError` is raised when they differ.
+        """
+        path = Path(path)
+        meta_file = path / METADATA_FILE
+        if not meta_file.is_file():
+            raise FileNotFoundError(f"{path} is not a searchain BM25 index (no {METADATA_FILE})")
+        metadata = json.loads(meta_file.read_text())
+        if metadata.get("format_version") != FORMAT_VERSION:
+            raise StaleIndexError(
+                f"{path} has index format {metadata.get('format_version')!r}, this version of "
+                f"searchain reads format {FORMAT_VERSION}; rebuild the index"
+            )
+        if corpus_path is not None:
+            _check_fresh(path, metadata.get("corpus"), Path(corpus_path))
+        retriever = bm25s.BM25.load(path, mmap=mmap, load_corpus=False, show_progress=False)
+        return cls(path, retriever, PassageStore(path, mmap_mode=mmap), metadata, n_threads)
+
+    # -- searching -----------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def search(self, query: str, k: int = 5) -> list[Passage]:
+        """The ``k`` best passages for ``query``, best first, with their BM25 ``score``."""
+        return self.search_batch([query], k)[0]
+
+    def search_batch(self, queries: list[str], k: int = 5) -> list[list[Passage]]:
+        """:meth:`search` for many queries in one bm25s call (faster than a loop)."""
+        results: list[list[Passage]] = [[] for _ in queries]
+        k = min(k, len(self))
+        token_ids = [self._tokenize(q) for q in queries]
+        # Queries with no indexed term match nothing; bm25s would return arbitrary rows.
+        todo = [i for i, ids in enumerate(token_ids) if ids]
+        if k <= 0 or not todo:
+            return results
+        rows, scores = self._bm25.retrieve(
+            [token_ids[i] for i in todo],
+            k=k,
+            show_progress=False,
+            n_threads=self.n_threads,
+        )
+        passages = iter(self._store.get(rows.ravel()))
+        for i, score_row in zip(todo, scores.tolist(), strict=True):
+            hits = results[i]
+            for score in score_row:
+                p = next(passages)
+                if score > 0:  # rows past the last matching document score 0
+                    p.score = score
+                    hits.append(p)
+        return results
+
+
+def _query_tokenizer(settings: dict[str, Any], vocab: dict[str, int]) -> Callable[[str], list[int]]:
+    """Tokenize a query exactly as the corpus was (split, stopwords, stem) into term ids."""
+    split = re.compile(settings["pattern"]).findall
+    lower = settings["lower"]
+    stop = set(bm25s.tokenization.Tokenizer(stopwords=settings["stopwords"] or []).stopwords)
+    stem = Stemmer.Stemmer(settings["stemmer"]).stemWords if settings["stemmer"] else None
+
+    def tokenize(query: str) -> list[int]:
+        words = [w for w in split(query.lower() if lower else query) if w not in stop]
+        terms = stem(words) if stem else words
+        return [vocab[t] for t in terms if t in vocab]
+
+    return tokenize
+
+
+def _check_fresh(path: Path, recorded: dict[str, Any] | None, corpus_path: Path) -> None:
+    if recorded is None:
+        raise StaleIndexError(
+            f"{path} records no corpus fingerprint, so {corpus_path} "
+            "cannot be checked against it; rebuild the index from that file"
+        )
+    size = corpus_path.stat().st_size
+    if size != recorded["size"]:
+        raise StaleIndexError(
+            f"{path} is stale: {corpus_path} is {size:,} bytes but the index was built from "
+            f"{recorded['size']:,} bytes ({recorded['path']}); rebuild the index"
+        )
+    # Same size: only the content hash can tell (a corrected typo keeps the size).
+    if corpus_fingerprint(corpus_path)["sha256"] != recorded["sha256"]:
+        raise StaleIndexError(
+            f"{path} is stale: {corpus_path} has changed since the index was built "
+            "(sha256 differs); rebuild the index"
+        )
+
+
+def _check_replaceable(out_dir: Path) -> None:
+    """Refuse to replace a directory that holds something other than an index."""
+    if not out_dir.exists() or (out_dir / METADATA_FILE).is_file():
+        return
+    if not out_dir.is_dir() or any(out_dir.iterdir()):
+        raise FileExistsError(f"{out_dir} exists and is not a searchain index; not replacing it")
+
+
+def _publish(tmp: Path, out_dir: Path) -> None:
+    """Move the finished index into place, swapping out any previous one."""
+    if not out_dir.exists():
+        os.rename(tmp, out_dir)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
+    os.rename(out_dir, old / "index")
+    try:
+        os.rename(tmp, out_dir)
+    except BaseException:
+        os.rename(old / "index", out_dir)
+        raise
+    finally:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+class _Progress:
+    """Minimal progress lines on stderr (bm25s adds bars of its own when tqdm is installed)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.t0 = time.perf_counter()
+
+    def say(self, message: str) -> None:
+        if self.enabled:
+            print(f"[{time.perf_counter() - self.t0:7.1f}s] {message}", file=sys.stderr)
+
+    def count(self, items: Iterator[str], what: str, every: int = 100_000) -> Iterator[str]:
+        if not self.enabled:
+            return items
+        return self._counted(items, what, every)
+
+    def _counted(self, items: Iterator[str], what: str, every: int) -> Iterator[str]:
+        n = 0
+        for item in items:
+            n += 1
+            if n % every == 0:
+                self.say(f"{n:,} {what}")
+            yield item
+        self.say(f"{n:,} {what}")
