@@ -15,6 +15,7 @@ prompts that repeat are only evaluated once.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import threading
@@ -58,6 +59,16 @@ def _load(path: str, n_ctx: int, n_threads: int, n_batch: int) -> Any:
                 model = _new_llama(Llama, path, n_ctx, n_threads, n_batch)
             _MODELS[key] = model
         return model
+
+
+@atexit.register
+def _close_all() -> None:
+    # Free models while the interpreter is intact; Llama.__del__ at shutdown fails noisily
+    # ("'NoneType' object is not callable") once llama_cpp's module globals are gone.
+    with _MODELS_LOCK:
+        for model in _MODELS.values():
+            model.close()
+        _MODELS.clear()
 
 
 def _new_llama(Llama: Any, path: str, n_ctx: int, n_threads: int, n_batch: int) -> Any:

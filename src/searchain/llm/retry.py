@@ -27,11 +27,13 @@ class RetryPolicy:
     attempts: int = 4  # total tries, first one included
     base_delay: float = 0.5
     max_delay: float = 30.0
+    # A server's Retry-After is obeyed as given (it knows its own limits), up to this cap.
+    max_retry_after: float = 120.0
 
     def delay(self, attempt: int, retry_after: float | None = None) -> float:
         """Seconds to wait before try number ``attempt + 1`` (attempt counts from 1)."""
         if retry_after is not None:
-            return min(max(retry_after, 0.0), self.max_delay)
+            return min(max(retry_after, 0.0), self.max_retry_after)
         cap = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
         return random.uniform(cap / 2, cap)  # "equal jitter": never zero, never a stampede
 

@@ -40,12 +40,13 @@ def open_text(path: str | Path) -> IO[str]:
 
 def iter_json_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, object)`` for each non-blank line of a JSONL file."""
+    loads = json.loads
     with open_binary(path) as f:
         for lineno, raw in enumerate(f, 1):
-            # json.loads takes bytes directly; decoding per line lets us blame the right line
-            # for bad UTF-8 instead of failing somewhere inside a buffered read.
+            # Decoding each line ourselves lets us blame the right line for bad UTF-8 (a text
+            # stream fails somewhere inside a buffered read), and loads(str) beats loads(bytes).
             try:
-                obj = json.loads(raw)
+                obj = loads(raw.decode())
             except json.JSONDecodeError as e:
                 if not raw.strip():
                     continue

@@ -8,7 +8,9 @@ detected instead of silently serving stale results.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import gc
 import json
 import os
 import re
@@ -24,7 +26,7 @@ import bm25s
 import Stemmer
 
 from searchain.retrieval._store import PassageStore, StoreWriter
-from searchain.retrieval.corpus import corpus_fingerprint, read_corpus
+from searchain.retrieval.corpus import corpus_fingerprint, detect_format, read_corpus
 from searchain.types import Passage
 
 __all__ = ["FORMAT_VERSION", "BM25Index", "StaleIndexError"]
@@ -84,51 +86,30 @@ class BM25Index:
         out_dir = Path(out_dir)
         _check_replaceable(out_dir)
         fingerprint = corpus_fingerprint(corpus_path) if corpus_path is not None else None
-        out_dir.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
-        tmp.chmod(0o755)  # mkdtemp makes it private; the published index should not be
-        log = _Progress(show_progress)
-        try:
-            tokenizer_settings = {
+        settings = {
+            "tokenizer": {
                 "lower": True,
                 "pattern": _TOKEN_PATTERN,
                 "stopwords": stopwords,
                 "stemmer": stemmer,
                 "index_title": index_title,
-            }
-            tokenizer = bm25s.tokenization.Tokenizer(
-                lower=True,
-                splitter=_TOKEN_PATTERN,
-                stopwords=stopwords or [],
-                stemmer=Stemmer.Stemmer(stemmer) if stemmer else None,
-            )
-            writer = StoreWriter(tmp)
-            try:
-                texts = log.count(writer.tee_texts(passages, index_title), "passages read")
-                # bm25s's streaming tokenizer caches word -> id, so each distinct word is
-                # stemmed once; only the id lists are kept, never the texts.
-                token_ids = list(tokenizer.streaming_tokenize(texts, update_vocab=True))
-            except BaseException:
-                writer.abort()
-                raise
-            writer.close()
-            if not token_ids:
-                raise ValueError("cannot build an index from an empty corpus")
-            vocab = tokenizer.get_vocab_dict()
-            del tokenizer  # its word-level dictionaries are not needed at query time
-            log.say(f"{len(token_ids):,} passages, {len(vocab):,} terms; building BM25 matrix")
-            retriever = bm25s.BM25(k1=k1, b=b, method=method)
-            retriever.index((token_ids, vocab), show_progress=show_progress)
-            del token_ids
-            retriever.save(tmp, show_progress=False)
+            },
+            "bm25": {"k1": k1, "b": b, "method": method},
+        }
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+        tmp.chmod(0o755)  # mkdtemp makes it private; the published index should not be
+        log = _Progress(show_progress)
+        try:
+            with _gc_paused():
+                retriever = _write_index(tmp, passages, settings, log)
             metadata = {
                 "format_version": FORMAT_VERSION,
                 "kind": "bm25",
                 "n_passages": int(retriever.scores["num_docs"]),
                 "corpus": fingerprint,
                 "reader": reader,
-                "tokenizer": tokenizer_settings,
-                "bm25": {"k1": k1, "b": b, "method": method},
+                **settings,
                 "bm25s_version": bm25s.__version__,
                 "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             }
@@ -151,8 +132,9 @@ class BM25Index:
         **options: Any,
     ) -> BM25Index:
         """Read a corpus file (see :func:`read_corpus`) and :meth:`build` an index of it."""
+        fmt = fmt or detect_format(corpus_path)
         passages = read_corpus(corpus_path, fmt, max_words=max_words)
-        reader = {"fmt": fmt, "max_words": max_words}
+        reader = {"fmt": fmt, "max_words": None if fmt == "hotpotqa" else max_words}
         return cls.build(passages, out_dir, corpus_path=corpus_path, reader=reader, **options)
 
     # -- loading -------------------------------------------------------------------------
@@ -218,6 +200,54 @@ class BM25Index:
                     p.score = score
                     hits.append(p)
         return results
+
+
+def _write_index(
+    directory: Path, passages: Iterable[Passage], settings: dict[str, Any], log: _Progress
+) -> bm25s.BM25:
+    """Tokenize, store and index ``passages`` into ``directory`` in a single pass."""
+    tok, bm25 = settings["tokenizer"], settings["bm25"]
+    tokenizer = bm25s.tokenization.Tokenizer(
+        lower=tok["lower"],
+        splitter=tok["pattern"],
+        stopwords=tok["stopwords"] or [],
+        stemmer=Stemmer.Stemmer(tok["stemmer"]) if tok["stemmer"] else None,
+    )
+    writer = StoreWriter(directory)
+    try:
+        texts = log.count(writer.tee_texts(passages, tok["index_title"]), "passages read")
+        # bm25s's streaming tokenizer caches word -> id, so each distinct word is stemmed
+        # once; only the id lists are kept, never the texts.
+        token_ids = list(tokenizer.streaming_tokenize(texts, update_vocab=True))
+    finally:
+        writer.close()
+    if not token_ids:
+        raise ValueError("cannot build an index from an empty corpus")
+    vocab = tokenizer.get_vocab_dict()
+    del tokenizer  # its word-level dictionaries are not needed at query time
+    log.say(f"{len(token_ids):,} passages, {len(vocab):,} terms; building BM25 matrix")
+    retriever = bm25s.BM25(**bm25)
+    retriever.index((token_ids, vocab), show_progress=log.enabled)
+    del token_ids
+    retriever.save(directory, show_progress=False)
+    return retriever
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building.
+
+    Indexing allocates millions of small, acyclic, long-lived objects (one list of term ids
+    per passage); each full collection rescans all of them, which costs ~10-15% of the build
+    time for nothing, since nothing here forms reference cycles.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _query_tokenizer(settings: dict[str, Any], vocab: dict[str, int]) -> Callable[[str], list[int]]:

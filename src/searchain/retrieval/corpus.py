@@ -112,14 +112,12 @@ class _FallbackIds:
 
     def __init__(self) -> None:
         self.per_title: dict[str, int] = {}
-        self.position = -1
 
-    def next(self, record_id: str | None, title: str) -> str:
-        self.position += 1
+    def get(self, record_id: str | None, title: str, position: int) -> str:
         if record_id is not None:
             return record_id
         if not title:
-            return str(self.position)
+            return str(position)
         n = self.per_title.get(title, 0)
         self.per_title[title] = n + 1
         return f"{title}#{n}"
@@ -129,11 +127,17 @@ def _records_to_passages(
     path: str | Path, records: Iterator[tuple[int, dict[str, Any]]]
 ) -> Iterator[Passage]:
     ids = _FallbackIds()
-    for line, obj in records:
+    for position, (line, obj) in enumerate(records):
+        # Fast path for the common well-formed record: plain dict lookups and type checks,
+        # since this runs once per record of corpora with millions of them.
+        text, title, rid = obj.get("text"), obj.get("title", ""), obj.get("id")
+        if type(text) is str and type(title) is str and type(rid) is str:
+            yield Passage(rid, text, title)
+            continue
         text = require_str(path, line, obj, "text")
         title = optional_str(path, line, obj, "title") or ""
-        pid = ids.next(optional_str(path, line, obj, "id"), title)
-        yield Passage(id=pid, text=text, title=title)
+        pid = ids.get(optional_str(path, line, obj, "id"), title, position)
+        yield Passage(pid, text, title)
 
 
 def _read_jsonl(path: str | Path) -> Iterator[Passage]:
@@ -146,10 +150,10 @@ def _read_json_array(path: str | Path) -> Iterator[Passage]:
 
 def _read_flashrag(path: str | Path) -> Iterator[Passage]:
     ids = _FallbackIds()
-    for line, obj in iter_json_lines(path):
+    for position, (line, obj) in enumerate(iter_json_lines(path)):
         contents = require_str(path, line, obj, "contents")
         title, text = _split_contents(contents)
-        pid = ids.next(optional_str(path, line, obj, "id"), title)
+        pid = ids.get(optional_str(path, line, obj, "id"), title, position)
         yield Passage(id=pid, text=text, title=title)
 
 
