@@ -1,0 +1,92 @@
+"""The ``searchain`` command line, end to end (real index, real embedded model)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from searchain.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cli-cache"))
+
+
+def write_corpus(path: Path, bad_line: int | None = None) -> Path:
+    topics = "alpha bravo charlie delta echo foxtrot golf hotel india juliet".split()
+    lines = [
+        json.dumps({"id": f"d{i}", "title": f"Doc {i}", "text": f"This document is about {t}."})
+        for i, t in enumerate(topics, 1)
+    ]
+    if bad_line:
+        lines[bad_line - 1] = '{"id": "broken", "title": "x", "text": '
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_help_teaches_the_commands() -> None:
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "searchain"), "--help"], capture_output=True, text=True
+    )
+    assert proc.returncode == 0
+    for command in ("ask", "index", "search"):
+        assert command in proc.stdout
+    ask_help = runner.invoke(app, ["ask", "--help"]).output
+    assert "--llm" in ask_help and "--json" in ask_help and "--base-url" in ask_help
+
+
+def test_malformed_corpus_names_file_and_line_and_writes_nothing(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "bad.jsonl", bad_line=7)
+    out = tmp_path / "idx"
+    result = runner.invoke(app, ["index", str(corpus), "--out", str(out)])
+    assert result.exit_code == 1
+    assert "bad.jsonl:7" in " ".join(result.output.split())
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["bad.jsonl"]  # no temp dirs left behind
+
+
+def test_index_then_search_json(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "good.jsonl")
+    out = tmp_path / "idx"
+    built = runner.invoke(app, ["index", str(corpus), "--out", str(out), "--json"])
+    assert built.exit_code == 0, built.output
+    assert json.loads(built.stdout) == {"index": str(out), "passages": 10}
+    found = runner.invoke(app, ["search", "golf document", "--index", str(out), "-k", "3", "--json"])
+    hits = json.loads(found.stdout)
+    assert len(hits) == 3 and hits[0]["id"] == "d7"
+    assert hits[0]["score"] >= hits[1]["score"] >= hits[2]["score"]
+
+
+def test_search_on_a_missing_index_is_a_clear_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["search", "x", "--index", str(tmp_path / "nope")])
+    assert result.exit_code == 1
+    assert "not a searchain BM25 index" in " ".join(result.output.split())
+
+
+@pytest.mark.slow
+def test_ask_offline_json_trace() -> None:
+    q = "Who was known by his stage name Aladin?"
+    result = runner.invoke(app, ["ask", q, "--json"])
+    assert result.exit_code == 0, result.output
+    trace = json.loads(result.stdout)
+    assert trace["question"] == q and trace["method"] == "retrieve-read"
+    assert trace["final_content"] and len(trace["references"]) == 5
+    refs = {r["id"] for r in trace["references"]}
+    assert trace["citations"] and all(c["passage_id"] in refs for c in trace["citations"])
+    assert trace["usage"]["llm_calls"] + trace["usage"]["cached_calls"] == 1
+
+
+@pytest.mark.slow
+def test_ask_human_output_shows_citations_and_references() -> None:
+    result = runner.invoke(app, ["ask"])  # no arguments: demo question, demo corpus
+    assert result.exit_code == 0, result.output
+    assert "References" in result.output and "[1]" in result.output
+    assert "Corliss Archer" in result.output
