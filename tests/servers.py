@@ -94,8 +94,9 @@ class FaultServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                server.requests.append({"path": self.path, "body": body,
-                                        "headers": dict(self.headers)})
+                server.requests.append(
+                    {"path": self.path, "body": body, "headers": dict(self.headers)}
+                )
                 step = server.script[min(len(server.requests), len(server.script)) - 1]
                 if step[0] == "hang":
                     time.sleep(step[1])

@@ -59,7 +59,9 @@ def test_index_then_search_json(tmp_path: Path) -> None:
     built = runner.invoke(app, ["index", str(corpus), "--out", str(out), "--json"])
     assert built.exit_code == 0, built.output
     assert json.loads(built.stdout) == {"index": str(out), "passages": 10}
-    found = runner.invoke(app, ["search", "golf document", "--index", str(out), "-k", "3", "--json"])
+    found = runner.invoke(
+        app, ["search", "golf document", "--index", str(out), "-k", "3", "--json"]
+    )
     hits = json.loads(found.stdout)
     assert len(hits) == 3 and hits[0]["id"] == "d7"
     assert hits[0]["score"] >= hits[1]["score"] >= hits[2]["score"]

@@ -7,11 +7,11 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
-from servers import llama_server
 
 from searchain.llm import CachedLLM, SqliteStore
 from searchain.llm.local import LocalLLM
 from searchain.llm.openai_backend import OpenAILLM
+from servers import llama_server
 
 pytestmark = pytest.mark.slow
 PROMPT = "Question: What is the capital of France?\nAnswer:"

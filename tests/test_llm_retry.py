@@ -7,10 +7,10 @@ import logging
 import time
 
 import pytest
-from servers import FaultServer
 
 from searchain.llm import LLMError, RetryPolicy
 from searchain.llm.openai_backend import OpenAILLM
+from servers import FaultServer
 
 FAST = RetryPolicy(attempts=3, base_delay=0.05, max_delay=0.2)
 
@@ -51,9 +51,11 @@ def test_always_failing_server_gives_clear_error_after_configured_attempts(
 
 
 def test_client_error_is_not_retried() -> None:
-    with FaultServer([("status", 400), ("ok", "never")]) as srv:
-        with pytest.raises(LLMError, match="rejected: HTTP 400"):
-            client(srv.url).complete("hello")
+    with (
+        FaultServer([("status", 400), ("ok", "never")]) as srv,
+        pytest.raises(LLMError, match="rejected: HTTP 400"),
+    ):
+        client(srv.url).complete("hello")
     assert len(srv.requests) == 1
 
 

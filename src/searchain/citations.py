@@ -62,7 +62,8 @@ def post_cite(text: str, references: list[Passage]) -> tuple[str, list[Citation]
     word with any reference stay uncited. Returns the new text and the added citations."""
     if not references:
         return text, []
-    ref_terms = [_terms(p.title + " " + p.text) for p in references]
+    # A reference without an id (a step that found no passage) cannot support anything.
+    ref_terms = [_terms(p.title + " " + p.text) if p.id else set() for p in references]
     out, added = [], []
     for sentence in split_sentences(text):
         if not marks(sentence):

@@ -77,7 +77,7 @@ def index(
         Path,
         typer.Argument(
             help="Corpus file: JSONL {id,title,text}, FlashRAG "
-            "JSONL {id,contents}, DPR TSV, JSON, HotpotQA, MuSiQue; "
+            "JSONL {id,contents}, DPR TSV, JSON (e.g. MuSiQue), HotpotQA; "
             "optionally .gz.",
             exists=True,
             dir_okay=False,
@@ -89,8 +89,7 @@ def index(
         typer.Option(
             "--format",
             help="Corpus format (default: detect). "
-            "One of jsonl, flashrag, tsv, json, hotpotqa, "
-            "musique.",
+            "One of jsonl, flashrag, tsv, json (MuSiQue's corpus is json), hotpotqa.",
         ),
     ] = None,
     max_words: Annotated[
@@ -148,7 +147,17 @@ def ask(
         str | None, typer.Argument(help="The question. Default: a demo HotpotQA question.")
     ] = None,
     index: IndexOpt = None,
-    method: Annotated[str, typer.Option(help="Answering method.")] = "retrieve-read",
+    method: Annotated[
+        str,
+        typer.Option(
+            help="[bold]searchain[/] (plan a chain of queries, "
+            "verify and complete it with IR, trace citations) or "
+            "[bold]retrieve-read[/] (top-k passages, one answer)."
+        ),
+    ] = "searchain",
+    task: Annotated[
+        str, typer.Option(help="SearChain prompt family: multihop, yesno, factcheck, longform.")
+    ] = "multihop",
     llm: Annotated[
         str,
         typer.Option(
@@ -170,20 +179,48 @@ def ask(
     model_path: Annotated[
         Path | None, typer.Option(help="Another GGUF file for --llm local.")
     ] = None,
-    k: Annotated[int, typer.Option("-k", help="Passages retrieved per query.")] = 5,
+    k: Annotated[
+        int | None,
+        typer.Option(
+            "-k",
+            help="Passages per query (default: 1 for "
+            "SearChain, as in the paper; 5 for retrieve-read).",
+        ),
+    ] = None,
+    reader: Annotated[
+        str,
+        typer.Option(
+            help="SearChain reader: 'llm' or the path of a local DPR / SQuAD-style reader model."
+        ),
+    ] = "llm",
+    theta: Annotated[
+        float | None,
+        typer.Option(
+            help="Reader confidence threshold θ (default: the reader's calibrated value)."
+        ),
+    ] = None,
+    r_max: Annotated[int, typer.Option(help="Maximum SearChain rounds.")] = 5,
+    verification: Annotated[
+        bool, typer.Option(help="Ablation: let IR correct the LLM's answers.")
+    ] = True,
+    completion: Annotated[
+        bool, typer.Option(help="Ablation: let IR answer unsolved queries.")
+    ] = True,
+    ir: Annotated[bool, typer.Option(help="Ablation: --no-ir is SearChain without IR.")] = True,
+    show_tree: Annotated[bool, typer.Option(help="Show the Tree-of-Reasoning.")] = False,
     cache: Annotated[bool, typer.Option(help="Use the on-disk LLM call cache.")] = True,
     json_out: JsonOpt = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log retries.")] = False,
 ) -> None:
     """Answer a question with [n] citations to the passages that support it."""
     from searchain.llm import LLMError, make_llm
-    from searchain.methods import RetrieveRead
+    from searchain.methods.registry import build_method
 
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING)
     q = question or DEMO_QUESTION
     if question is None and not json_out:
         err.print(f"[dim]No question given; asking the demo question:[/] {q}")
-    idx = _open_index(index)
+    idx = _open_index(index) if (ir or method != "searchain") else None
     try:
         client = make_llm(
             llm,
@@ -193,11 +230,19 @@ def ask(
             model_path=str(model_path) if model_path else None,
             cache=cache,
         )
-    except LLMError as e:
+        options = {}
+        if method == "searchain":
+            options = dict(
+                task=task,
+                theta=theta,
+                r_max=r_max,
+                verification=verification,
+                completion=completion,
+                use_ir=ir,
+            )
+        runner = build_method(method, client, idx, k=k, reader=reader, **options)  # type: ignore[arg-type]
+    except (LLMError, ValueError, ImportError, FileNotFoundError) as e:
         _fail(str(e))
-    if method != "retrieve-read":
-        _fail(f"unknown method {method!r} (available: retrieve-read)")
-    runner = RetrieveRead(client, idx, k=k)  # type: ignore[arg-type]
     try:
         with err.status("Thinking...") if not json_out else _null():
             trace = runner.run(q)
@@ -205,8 +250,12 @@ def ask(
         _fail(str(e))
     if json_out:
         print(json.dumps(trace.to_dict(), ensure_ascii=False, indent=2))
-    else:
-        show_trace(trace)
+        return
+    if show_tree:
+        from searchain.render import tree_of_reasoning
+
+        console.print(tree_of_reasoning(trace))
+    show_trace(trace)
 
 
 class _null:

