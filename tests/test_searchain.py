@@ -21,7 +21,6 @@ from searchain.llm.local import DEFAULT_MODEL_NAME, LocalLLM
 from searchain.methods.registry import build_method, make_embedder
 from searchain.methods.searchain import SearChain, SearChainConfig, skc
 from searchain.readers.llm_reader import LLMReader
-from searchain.render import tree_of_reasoning
 from searchain.retrieval import BM25Index, default_index, demo_corpus_path
 from searchain.types import Citation, Trace
 

@@ -6,6 +6,7 @@ straight to the broken record; these helpers carry the line number along with ea
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import json
 import re
@@ -45,6 +46,8 @@ def iter_json_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         for lineno, raw in enumerate(f, 1):
             # Decoding each line ourselves lets us blame the right line for bad UTF-8 (a text
             # stream fails somewhere inside a buffered read), and loads(str) beats loads(bytes).
+            if lineno == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8) :]  # files saved by Windows editors
             try:
                 obj = loads(raw.decode())
             except json.JSONDecodeError as e:
@@ -69,7 +72,7 @@ def iter_json_array(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """
     with open_binary(path) as f:
         try:
-            text = f.read().decode("utf-8")
+            text = f.read().decode("utf-8-sig")  # -sig: tolerate a leading BOM
         except UnicodeDecodeError as e:
             line = _line_of_bytes(path, e.start)
             raise CorpusError(path, line, f"invalid UTF-8 ({e.reason})") from None

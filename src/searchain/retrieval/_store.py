@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import mmap
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
@@ -69,16 +70,27 @@ class StoreWriter:
 
 
 class PassageStore:
-    """Random access to the passages of an index by row number."""
+    """Random access to the passages of an index by row number.
 
-    def __init__(self, directory: Path, mmap_mode: bool = True) -> None:
-        self._offsets = np.load(directory / OFFSETS_FILE, mmap_mode="r" if mmap_mode else None)
-        self._data: bytes | mmap.mmap
-        with open(directory / PASSAGES_FILE, "rb") as f:
-            if mmap_mode and self._offsets[-1] > 0:
+    ``lazy=True`` (what ``BM25Index.load(mmap=True)`` asks for) reads each hit with
+    ``os.pread``: only the bytes of the hits are read, and, unlike slicing an mmap, nothing
+    is mapped into the process (the kernel maps 64 KiB around every mmap fault, so 10,000
+    random hits would show up as the whole file in RSS). ``lazy=False`` reads the file
+    into memory once.
+    """
+
+    def __init__(self, directory: Path, lazy: bool = True) -> None:
+        self._offsets = np.load(directory / OFFSETS_FILE, mmap_mode="r" if lazy else None)
+        self._file: IO[bytes] | None = None
+        self._data: bytes | mmap.mmap = b""
+        path = directory / PASSAGES_FILE
+        if not lazy or self._offsets[-1] == 0:
+            self._data = path.read_bytes()
+        elif hasattr(os, "pread"):
+            self._file = open(path, "rb")  # noqa: SIM115 - held for the store's lifetime
+        else:  # Windows has no pread; an mmap is the next best thing
+            with open(path, "rb") as f:
                 self._data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-            else:
-                self._data = f.read()
 
     def __len__(self) -> int:
         return len(self._offsets) - 1
@@ -88,9 +100,24 @@ class PassageStore:
         rows = np.asarray(rows, dtype=np.int64)
         starts = self._offsets[rows].tolist()
         ends = self._offsets[rows + 1].tolist()
-        data, loads = self._data, json.loads
+        loads = json.loads
+        if self._file is not None:
+            fd, pread = self._file.fileno(), os.pread
+            raw = [pread(fd, e - s, s) for s, e in zip(starts, ends, strict=True)]
+        else:
+            data = self._data
+            raw = [data[s:e] for s, e in zip(starts, ends, strict=True)]
         out = []
-        for s, e in zip(starts, ends, strict=True):
-            pid, title, text = loads(data[s:e])
-            out.append(Passage(id=pid, text=text, title=title))
+        for line in raw:
+            pid, title, text = loads(line)
+            out.append(Passage(pid, text, title))
         return out
+
+    def close(self) -> None:
+        f = getattr(self, "_file", None)  # absent if __init__ failed early
+        if f is not None:
+            f.close()
+            self._file = None
+
+    def __del__(self) -> None:
+        self.close()

@@ -17,6 +17,7 @@ import re
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -119,7 +120,7 @@ class BM25Index:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         log.say(f"index written to {out_dir}")
-        return cls(out_dir, retriever, PassageStore(out_dir, mmap_mode=True), metadata)
+        return cls(out_dir, retriever, PassageStore(out_dir, lazy=True), metadata)
 
     @classmethod
     def from_corpus(
@@ -165,7 +166,7 @@ class BM25Index:
         if corpus_path is not None:
             _check_fresh(path, metadata.get("corpus"), Path(corpus_path))
         retriever = bm25s.BM25.load(path, mmap=mmap, load_corpus=False, show_progress=False)
-        return cls(path, retriever, PassageStore(path, mmap_mode=mmap), metadata, n_threads)
+        return cls(path, retriever, PassageStore(path, lazy=mmap), metadata, n_threads)
 
     # -- searching -----------------------------------------------------------------------
 
@@ -256,11 +257,16 @@ def _query_tokenizer(settings: dict[str, Any], vocab: dict[str, int]) -> Callabl
     lower = settings["lower"]
     stop = set(bm25s.tokenization.Tokenizer(stopwords=settings["stopwords"] or []).stopwords)
     stem = Stemmer.Stemmer(settings["stemmer"]).stemWords if settings["stemmer"] else None
+    # PyStemmer objects are not thread-safe (they keep a cache), and a server may search
+    # from several threads; the lock costs well under a microsecond per query.
+    lock = threading.Lock()
 
     def tokenize(query: str) -> list[int]:
         words = [w for w in split(query.lower() if lower else query) if w not in stop]
-        terms = stem(words) if stem else words
-        return [vocab[t] for t in terms if t in vocab]
+        if stem:
+            with lock:
+                words = stem(words)
+        return [vocab[t] for t in words if t in vocab]
 
     return tokenize
 
@@ -332,4 +338,5 @@ class _Progress:
             if n % every == 0:
                 self.say(f"{n:,} {what}")
             yield item
-        self.say(f"{n:,} {what}")
+        if n % every:
+            self.say(f"{n:,} {what}")

@@ -14,6 +14,7 @@ the file in memory, because a JSON array cannot be read record by record otherwi
 
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
 import json
@@ -57,7 +58,7 @@ def detect_format(path: str | Path) -> str:
         return "tsv"
     with open_binary(path) as f:
         head = f.read(1 << 16)
-    stripped = head.lstrip()
+    stripped = head.removeprefix(codecs.BOM_UTF8).lstrip()
     if stripped.startswith(b"["):
         return "json"
     first_line = stripped.split(b"\n", 1)[0]
