@@ -21,6 +21,7 @@ from searchain.llm.local import DEFAULT_MODEL_NAME, LocalLLM
 from searchain.methods.registry import build_method, make_embedder
 from searchain.methods.searchain import SearChain, SearChainConfig, skc
 from searchain.readers.llm_reader import LLMReader
+from searchain.render import tree_of_reasoning
 from searchain.retrieval import BM25Index, default_index, demo_corpus_path
 from searchain.types import Citation, Trace
 
@@ -90,6 +91,95 @@ def test_end_to_end_real_model_on_three_questions(index, corpus_ids, hotpot, emb
         check_structure(trace, 5, corpus_ids)
         assert trace.final_content
         assert trace.meta["dedup"] == "embedding"
+
+
+def run_case(index, embedder, hotpot, i: int, **cfg) -> Trace:
+    return searchain(index, embedder, **cfg).run(hotpot[i]["question_text"])
+
+
+def processed(trace: Trace) -> list:
+    return [n for n in trace.nodes if n.meta.get("status") not in (None, "unverified")]
+
+
+def test_a_chain_that_passes(index, embedder, hotpot, corpus_ids) -> None:
+    trace = run_case(index, embedder, hotpot, 1)
+    check_structure(trace, 5, corpus_ids)
+    assert trace.rounds == 1 and trace.meta["feedback"] == []
+    assert all(n.source == "llm" and n.meta["status"] == "verified" for n in processed(trace))
+    assert trace.usage.cached_calls >= 3 or RECORD  # chain, reader, tracing
+
+
+def test_confident_reader_corrects_and_the_new_branch_hangs_off_the_node(
+    index, embedder, hotpot, corpus_ids
+) -> None:
+    trace = run_case(index, embedder, hotpot, 0)
+    check_structure(trace, 5, corpus_ids)
+    fb = trace.meta["feedback"][0]
+    assert fb["kind"] == "verify" and fb["confidence"] > trace.meta["theta"]
+    node = next(n for n in trace.nodes if n.id == fb["node"])
+    assert node.source == "ir-corrected"
+    assert node.answer == fb["reader_answer"] != node.meta["llm_answer"]
+    assert node.passages and node.passages[0].id == fb["passage_id"]
+    # Round 2 is a branch rooted at the corrected node.
+    round2 = [n for n in trace.nodes if n.meta.get("round") == 2]
+    assert round2 and round2[0].parent == node.id
+    assert trace.meta["path"][0] == node.id
+
+
+def test_unconfident_reader_does_not_overrule_the_llm(index, embedder, hotpot) -> None:
+    trace = run_case(index, embedder, hotpot, 0, theta=0.0)  # confidences are <= 0
+    assert trace.meta["feedback"] == [] and trace.rounds == 1
+    node = processed(trace)[0]
+    reader = node.meta["reader"]
+    assert reader["confidence"] > -99  # a grounded answer ...
+    assert reader["answer"] not in (node.answer or "")  # ... that disagrees, yet is ignored
+    assert node.source == "llm" and node.meta["status"] == "verified"
+
+
+def test_unsolved_query_is_completed_by_ir(index, embedder, hotpot, corpus_ids) -> None:
+    trace = run_case(index, embedder, hotpot, 6)
+    check_structure(trace, 5, corpus_ids)
+    completed = [n for n in trace.nodes if n.source == "ir-completed"]
+    assert completed and completed[0].meta["unsolved"]
+    assert completed[0].answer == completed[0].meta["reader"]["answer"]
+    assert [f["kind"] for f in trace.meta["feedback"]] == ["complete"]
+
+
+def test_duplicate_query_is_skipped(index, embedder, hotpot) -> None:
+    trace = run_case(index, embedder, hotpot, 2)
+    dup = [n for n in trace.nodes if n.meta.get("status") == "duplicate"]
+    assert dup, "the recorded chain repeats a query"
+    assert "reader" not in dup[0].meta and not dup[0].passages  # no retrieval, no reader
+    assert dup[0].meta["similarity"] >= 0.97
+    assert dup[0].id not in trace.meta["path"]
+
+
+def test_rounds_stop_at_r_max(index, embedder, hotpot, corpus_ids) -> None:
+    trace = run_case(index, embedder, hotpot, 10, r_max=2)
+    check_structure(trace, 2, corpus_ids)
+    assert trace.rounds == 2
+    assert len(trace.meta["feedback"]) == 2  # the last round still wanted feedback
+    assert trace.final_content  # tracing still writes the answer
+
+
+def test_citations_map_to_the_supporting_passage_of_each_step(index, embedder, hotpot) -> None:
+    for i in (0, 6, 10):
+        trace = run_case(index, embedder, hotpot, i, r_max=2 if i == 10 else 5)
+        steps = [n for n in trace.nodes if n.id in trace.meta["path"]]
+        steps.sort(key=lambda n: trace.meta["path"].index(n.id))
+        assert [p.id for p in trace.references] == [n.passages[0].id for n in steps]
+        for c in trace.citations:
+            assert c.passage_id == trace.references[c.mark - 1].id
+        assert trace.meta["skc_with_post_hoc"] >= trace.meta["skc"]
+
+
+def test_tree_rendering_shows_sources(index, embedder, hotpot) -> None:
+    from rich.console import Console
+
+    console = Console(record=True, width=200)
+    console.print(tree_of_reasoning(run_case(index, embedder, hotpot, 0)))
+    out = console.export_text()
+    assert "Tree-of-Reasoning" in out and "corrected by IR" in out and "LLM said:" in out
 
 
 def test_skc_counts_sentences_with_resolved_citations() -> None:

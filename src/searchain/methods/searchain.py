@@ -42,7 +42,8 @@ TASKS = {
     "longform": "searchain/coq_longform",  # ELI5
 }
 NO_IR_TEMPLATE = "searchain/coq_noir"
-STOP = ("\n[Question]", "[Question]:", "\n\n\n")
+# A new [Question] is a new demo; "According to this Reference" is the model echoing feedback.
+STOP = ("\n[Question]", "[Question]:", "\n\n\n", "\nAccording to this Reference", "\nReference:")
 # The final content is one paragraph; models that go on start a new tag or a new line.
 TRACE_STOP = ("\n", "[Question", "[Query", "[Answer", "[Final Content", "[Unsolved")
 
@@ -137,7 +138,9 @@ class SearChain:
             result = self.llm.complete(prompt, max_tokens=cfg.max_tokens, stop=STOP)
             trace.usage.add(result.usage)
             trace.rounds += 1
-            chain = parse_chain(result.text)
+            # Later rounds' prompts end with the cue "[Query n]:" (see _next_prompt).
+            cue = f"[Query {offset + 1}]:" if offset else ""
+            chain = parse_chain(cue + result.text)
             branch = self._add_branch(state, chain, parent, offset)
             if not cfg.use_ir:
                 break
@@ -269,7 +272,10 @@ class SearChain:
             for i, n in enumerate(state.path, 1)
         )
         chain_text = generated.rstrip()
-        return f'{prompt}{chain_text}\n{message}\n[Question]: "{state.question}"\n{restated}'
+        # Base models given a finished-looking chain start a new [Question]; the cue makes the
+        # new branch continue from the corrected node, as the paper's chat model does.
+        cue = f"[Query {len(state.path) + 1}]:"
+        return f'{prompt}{chain_text}\n{message}\n[Question]: "{state.question}"\n{restated}{cue}'
 
     # -- tracing --------------------------------------------------------------------------
     def _tracing(self, state: _Run) -> None:
