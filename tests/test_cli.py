@@ -74,21 +74,36 @@ def test_search_on_a_missing_index_is_a_clear_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_ask_offline_json_trace() -> None:
+@pytest.mark.parametrize("method", ["searchain", "retrieve-read"])
+def test_ask_offline_json_trace(method: str) -> None:
     q = "Who was known by his stage name Aladin?"
-    result = runner.invoke(app, ["ask", q, "--json"])
+    result = runner.invoke(app, ["ask", q, "--method", method, "--json"])
     assert result.exit_code == 0, result.output
     trace = json.loads(result.stdout)
-    assert trace["question"] == q and trace["method"] == "retrieve-read"
-    assert trace["final_content"] and len(trace["references"]) == 5
-    refs = {r["id"] for r in trace["references"]}
-    assert trace["citations"] and all(c["passage_id"] in refs for c in trace["citations"])
-    assert trace["usage"]["llm_calls"] + trace["usage"]["cached_calls"] == 1
+    assert trace["question"] == q and trace["method"] == method
+    assert trace["final_content"] and trace["references"]
+    refs = [r["id"] for r in trace["references"]]
+    assert trace["citations"]
+    for c in trace["citations"]:
+        assert c["passage_id"] == refs[c["mark"] - 1]
+    assert trace["usage"]["llm_calls"] + trace["usage"]["cached_calls"] >= 1
+    if method == "searchain":
+        assert trace["nodes"][0]["source"] == "question" and len(trace["nodes"]) >= 2
+        assert 1 <= trace["rounds"] <= 5
+
+
+@pytest.mark.slow
+def test_ask_ablation_without_ir_uses_no_retrieval() -> None:
+    result = runner.invoke(app, ["ask", "Who wrote Hamlet?", "--no-ir", "--json"])
+    assert result.exit_code == 0, result.output
+    trace = json.loads(result.stdout)
+    assert trace["method"] == "searchain-no-ir" and trace["references"] == []
+    assert all(not n["passages"] for n in trace["nodes"])
 
 
 @pytest.mark.slow
 def test_ask_human_output_shows_citations_and_references() -> None:
-    result = runner.invoke(app, ["ask"])  # no arguments: demo question, demo corpus
+    result = runner.invoke(app, ["ask", "--show-tree"])  # the demo question, demo corpus
     assert result.exit_code == 0, result.output
     assert "References" in result.output and "[1]" in result.output
-    assert "Corliss Archer" in result.output
+    assert "Corliss Archer" in result.output and "Tree-of-Reasoning" in result.output
