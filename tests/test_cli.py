@@ -107,3 +107,9 @@ def test_ask_human_output_shows_citations_and_references() -> None:
     assert result.exit_code == 0, result.output
     assert "References" in result.output and "[1]" in result.output
     assert "Corliss Archer" in result.output and "Tree-of-Reasoning" in result.output
+
+
+def test_missing_template_file_is_a_clear_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["ask", "q", "--template", str(tmp_path / "none.txt")])
+    assert result.exit_code == 1
+    assert "no prompt template" in result.output

@@ -187,6 +187,10 @@ def ask(
             "SearChain, as in the paper; 5 for retrieve-read).",
         ),
     ] = None,
+    template: Annotated[
+        Path | None,
+        typer.Option(help="Your own CoQ prompt template file (first line '# fields: question')."),
+    ] = None,
     reader: Annotated[
         str,
         typer.Option(
@@ -239,6 +243,7 @@ def ask(
                 verification=verification,
                 completion=completion,
                 use_ir=ir,
+                template=str(template) if template else None,
             )
         runner = build_method(method, client, idx, k=k, reader=reader, **options)  # type: ignore[arg-type]
     except (LLMError, ValueError, ImportError, FileNotFoundError) as e:

@@ -103,6 +103,8 @@ class SearChain:
             raise ValueError(f"unknown task {self.config.task!r}; one of {sorted(TASKS)}")
         if self.config.use_ir and (retriever is None or reader is None):
             raise ValueError("SearChain with IR needs a retriever and a reader")
+        if self.config.template:
+            prompts.load(self.config.template)  # a missing or malformed file fails here, early
         self.embedder = embedder
         self.dedup_threshold = dedup_threshold
         if self.config.use_ir:
