@@ -4,21 +4,17 @@ re-runs the real model to prove the recordings are still what it says."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
+from recordings import RECORD, recorded_llm
 from searchain import citations
-from searchain.llm import CachedLLM, JsonlStore
-from searchain.llm.local import DEFAULT_MODEL_NAME, LocalLLM
+from searchain.llm import CachedLLM
+from searchain.llm.local import LocalLLM
 from searchain.methods import RetrieveRead
 from searchain.retrieval import BM25Index, default_index
 from searchain.types import Passage, Trace
-
-RECORDING = Path(__file__).parent / "data" / "recordings" / "retrieve_read.jsonl"
-# Set SEARCHAIN_RECORD=1 to re-record from the real embedded model.
-RECORD = os.environ.get("SEARCHAIN_RECORD") == "1"
 
 
 @pytest.fixture(scope="module")
@@ -33,9 +29,7 @@ def questions(data_dir: Path) -> list[str]:
 
 
 def replayed() -> CachedLLM:
-    if RECORD:
-        return CachedLLM(LocalLLM(), JsonlStore(RECORDING))
-    return CachedLLM(None, JsonlStore(RECORDING), backend="local", model=DEFAULT_MODEL_NAME)
+    return recorded_llm("retrieve_read")
 
 
 def check_trace(trace: Trace, index: BM25Index, k: int) -> None:

@@ -10,23 +10,20 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
 from pathlib import Path
 
 import pytest
 
-from searchain.llm import CachedLLM, JsonlStore
-from searchain.llm.local import DEFAULT_MODEL_NAME, LocalLLM
+from recordings import RECORD, recorded_llm
+from searchain.llm import CachedLLM
+from searchain.llm.local import LocalLLM
 from searchain.methods.registry import build_method, make_embedder
 from searchain.methods.searchain import SearChain, SearChainConfig, skc
 from searchain.readers.llm_reader import LLMReader
 from searchain.render import tree_of_reasoning
 from searchain.retrieval import BM25Index, default_index, demo_corpus_path
 from searchain.types import Citation, Trace
-
-RECORDING = Path(__file__).parent / "data" / "recordings" / "searchain.jsonl"
-RECORD = os.environ.get("SEARCHAIN_RECORD") == "1"
 
 
 @pytest.fixture(scope="module")
@@ -51,10 +48,8 @@ def embedder():
     return make_embedder("embedding")
 
 
-def replayed():
-    if RECORD:
-        return CachedLLM(LocalLLM(), JsonlStore(RECORDING))
-    return CachedLLM(None, JsonlStore(RECORDING), backend="local", model=DEFAULT_MODEL_NAME)
+def replayed() -> CachedLLM:
+    return recorded_llm("searchain")
 
 
 def searchain(index, embedder, llm=None, **cfg) -> SearChain:
@@ -206,3 +201,24 @@ def test_config_errors_are_clear(index) -> None:
     with pytest.raises(ValueError, match="needs a retriever and a reader"):
         SearChain(replayed(), None, None, SearChainConfig())
     assert build_method("searchain", replayed(), None, use_ir=False).name == "searchain-no-ir"
+
+
+def test_query_memory_with_the_packaged_minilm(embedder) -> None:
+    from searchain.readers.similarity import QueryMemory
+
+    memory = QueryMemory(embedder, threshold=0.97)
+    memory.add("Where was Kevin Drew born?")
+    hit = memory.match("Where was Kevin Drew born ?")
+    assert hit is not None and hit[0] == "Where was Kevin Drew born?" and hit[1] > 0.99
+    # A different question about the same person is not a duplicate at this threshold ...
+    assert memory.match("When was Kevin Drew born?") is None
+    assert memory.match("Who performed Spirit If...?") is None
+    # ... and with a loose threshold it would be: the reason for the strict default.
+    assert QueryMemory(embedder, threshold=0.9).kind == "embedding"
+    loose = QueryMemory(embedder, threshold=0.9)
+    loose.add("Where was Kevin Drew born?")
+    assert loose.match("When was Kevin Drew born?") is not None
+    exact = QueryMemory(None)
+    exact.add("Where was Kevin Drew born?")
+    assert exact.match("where was kevin drew born") is not None
+    assert exact.match("When was Kevin Drew born?") is None

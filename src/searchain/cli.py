@@ -211,6 +211,12 @@ def ask(
         bool, typer.Option(help="Ablation: let IR answer unsolved queries.")
     ] = True,
     ir: Annotated[bool, typer.Option(help="Ablation: --no-ir is SearChain without IR.")] = True,
+    dedup_threshold: Annotated[
+        float,
+        typer.Option(
+            help="Cosine similarity (MiniLM) at which a query counts as already processed."
+        ),
+    ] = 0.97,
     show_tree: Annotated[bool, typer.Option(help="Show the Tree-of-Reasoning.")] = False,
     cache: Annotated[bool, typer.Option(help="Use the on-disk LLM call cache.")] = True,
     json_out: JsonOpt = False,
@@ -244,6 +250,7 @@ def ask(
                 completion=completion,
                 use_ir=ir,
                 template=str(template) if template else None,
+                dedup_threshold=dedup_threshold,
             )
         runner = build_method(method, client, idx, k=k, reader=reader, **options)  # type: ignore[arg-type]
     except (LLMError, ValueError, ImportError, FileNotFoundError) as e:

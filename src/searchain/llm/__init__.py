@@ -14,6 +14,7 @@ from typing import Any
 from searchain.llm.base import LLM, ContinuationScore, GenerationParams, LLMError, Message
 from searchain.llm.cache import CachedLLM, JsonlStore, ReplayMiss, SqliteStore
 from searchain.llm.retry import RetryPolicy
+from searchain.paths import cache_root
 
 __all__ = [
     "LLM",
@@ -33,12 +34,7 @@ __all__ = [
 
 def cache_dir() -> Path:
     """Root of searchain's caches (``SEARCHAIN_CACHE_DIR`` overrides the user cache dir)."""
-    env = os.environ.get("SEARCHAIN_CACHE_DIR")
-    if env:
-        return Path(env)
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("searchain"))
+    return cache_root()
 
 
 def make_llm(

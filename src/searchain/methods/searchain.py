@@ -62,6 +62,9 @@ class SearChainConfig:
     max_tokens: int = 256
     trace_max_tokens: int = 160
     post_cite: bool = True  # cite uncited sentences post hoc (labelled so in the trace)
+    # Cosine similarity at which a query counts as already processed. MiniLM puts paraphrases
+    # at ~0.96 but also "Where/When was X born?" at 0.96: only near-identical wording is safe.
+    dedup_threshold: float = 0.97
 
 
 @dataclass
@@ -93,9 +96,7 @@ class SearChain:
         retriever: Retriever | None,
         reader: Reader | None,
         config: SearChainConfig | None = None,
-        memory_factory: type[QueryMemory] | None = None,
         embedder: object | None = None,
-        dedup_threshold: float = 0.97,
     ) -> None:
         self.llm, self.retriever, self.reader = llm, retriever, reader
         self.config = config or SearChainConfig()
@@ -106,7 +107,6 @@ class SearChain:
         if self.config.template:
             prompts.load(self.config.template)  # a missing or malformed file fails here, early
         self.embedder = embedder
-        self.dedup_threshold = dedup_threshold
         if self.config.use_ir:
             self.name = "searchain"
             if not self.config.verification:
@@ -127,7 +127,7 @@ class SearChain:
         t0 = time.perf_counter()
         cfg = self.config
         trace = Trace(question=question, method=self.name)
-        memory = QueryMemory(self.embedder, self.dedup_threshold)  # type: ignore[arg-type]
+        memory = QueryMemory(self.embedder, cfg.dedup_threshold)  # type: ignore[arg-type]
         state = _Run(question, trace, memory)
         root = Node(id="q", query=question, answer=None, source="question")
         trace.nodes.append(root)
@@ -163,6 +163,7 @@ class SearChain:
             alpha=cfg.alpha,
             r_max=cfg.r_max,
             dedup=memory.kind,
+            dedup_threshold=cfg.dedup_threshold,
             feedback=state.feedback_log,
             path=[n.id for n in state.path],
         )

@@ -8,17 +8,14 @@ or format gets a fresh directory instead of a stale index.
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 from importlib import resources
 from pathlib import Path
 
-import platformdirs
-
+from searchain.paths import cache_root
 from searchain.retrieval.bm25 import FORMAT_VERSION, BM25Index, StaleIndexError
 
 DEMO_CORPUS = "hotpotqa_demo_corpus.jsonl.gz"
-CACHE_ENV = "SEARCHAIN_CACHE_DIR"
 
 
 def demo_corpus_path() -> Path:
@@ -28,14 +25,6 @@ def demo_corpus_path() -> Path:
     if not path.is_file():  # e.g. a zipped install; we never ship one, so say so plainly
         raise FileNotFoundError(f"demo corpus not found at {path}; is searchain installed fully?")
     return path
-
-
-def cache_root(cache_dir: str | Path | None = None) -> Path:
-    """``cache_dir``, else ``$SEARCHAIN_CACHE_DIR``, else the platform's user cache dir."""
-    if cache_dir is not None:
-        return Path(cache_dir)
-    env = os.environ.get(CACHE_ENV)
-    return Path(env) if env else Path(platformdirs.user_cache_dir("searchain"))
 
 
 def default_index(cache_dir: str | Path | None = None, show_progress: bool = False) -> BM25Index:
