@@ -51,6 +51,19 @@ IndexOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
+RetrieverOpt = Annotated[
+    str,
+    typer.Option(
+        "--retriever",
+        "-r",
+        help="[bold]bm25[/], [bold]dense[/] (MiniLM), [bold]hybrid[/] (rank fusion of both) or "
+        "[bold]remote:URL[/] (a `searchain serve-index` or ColBERTv2 server).",
+    ),
+]
+DenseIndexOpt = Annotated[
+    Path | None,
+    typer.Option(help="A dense index directory (default: the demo corpus).", show_default=False),
+]
 
 
 def _fail(message: str, code: int = 1) -> None:
@@ -58,15 +71,20 @@ def _fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
-def _open_index(index: Path | None) -> object:
-    from searchain.retrieval import BM25Index, default_index
+def _open_retriever(spec: str, index: Path | None, dense_index: Path | None) -> object:
+    from searchain.retrieval.factory import open_retriever
 
-    if index is None:
-        with err.status("Opening the demo index (built on first use)..."):
-            return default_index()
+    needs_bm25 = spec in ("bm25", "hybrid") and index is None
+    needs_dense = spec in ("dense", "hybrid") and dense_index is None
+    demo = needs_bm25 or needs_dense
     try:
-        return BM25Index.load(index)
-    except (FileNotFoundError, ValueError, RuntimeError) as e:
+        with (
+            err.status("Opening the index (demo indexes are built on first use)...")
+            if demo
+            else _null()
+        ):
+            return open_retriever(spec, index=index, dense_index=dense_index)
+    except (FileNotFoundError, ValueError, RuntimeError, ImportError) as e:
         _fail(str(e))
     raise AssertionError("unreachable")
 
@@ -120,11 +138,13 @@ def index(
 def search(
     query: Annotated[str, typer.Argument(help="What to search for.")],
     index: IndexOpt = None,
+    retriever: RetrieverOpt = "bm25",
+    dense_index: DenseIndexOpt = None,
     k: Annotated[int, typer.Option("-k", help="Number of passages.")] = 5,
     json_out: JsonOpt = False,
 ) -> None:
-    """Search an index and show the top passages with their BM25 scores."""
-    idx = _open_index(index)
+    """Search and show the top passages with their scores (BM25, cosine or fused)."""
+    idx = _open_retriever(retriever, index, dense_index)
     hits: list[Passage] = idx.search(query, k=k)  # type: ignore[attr-defined]
     if json_out:
         print(json.dumps([p.to_dict() for p in hits], ensure_ascii=False, indent=2))
@@ -147,6 +167,8 @@ def ask(
         str | None, typer.Argument(help="The question. Default: a demo HotpotQA question.")
     ] = None,
     index: IndexOpt = None,
+    retriever: RetrieverOpt = "bm25",
+    dense_index: DenseIndexOpt = None,
     method: Annotated[
         str,
         typer.Option(
@@ -230,7 +252,7 @@ def ask(
     q = question or DEMO_QUESTION
     if question is None and not json_out:
         err.print(f"[dim]No question given; asking the demo question:[/] {q}")
-    idx = _open_index(index) if (ir or method != "searchain") else None
+    idx = _open_retriever(retriever, index, dense_index) if (ir or method != "searchain") else None
     try:
         client = make_llm(
             llm,
@@ -268,6 +290,35 @@ def ask(
 
         console.print(tree_of_reasoning(trace))
     show_trace(trace)
+
+
+@app.command("serve-index")
+def serve_index(
+    index: IndexOpt = None,
+    retriever: RetrieverOpt = "bm25",
+    dense_index: DenseIndexOpt = None,
+    host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port.")] = 8001,
+    allow_remote: Annotated[
+        bool,
+        typer.Option(
+            help="Allow binding a non-loopback address (the service has no authentication)."
+        ),
+    ] = False,
+) -> None:
+    """Serve an index over HTTP so many workers share one copy: POST /v1/search,
+    POST /v1/search_batch, and the ColBERTv2 API (GET /api/search?query=&k=) that DSP and the
+    SearChain code speak. Use it with [bold]--retriever remote:http://HOST:PORT[/]."""
+    from searchain.retrieval.service import serve
+
+    if retriever.startswith("remote:"):
+        _fail("serve-index serves a local index, not a remote one")
+    r = _open_retriever(retriever, index, dense_index)
+    err.print(f"Serving {retriever} on http://{host}:{port} (Ctrl-C to stop)")
+    try:
+        serve(r, host=host, port=port, allow_remote=allow_remote)  # type: ignore[arg-type]
+    except ValueError as e:
+        _fail(str(e))
 
 
 class _null:

@@ -1,0 +1,63 @@
+"""Open a retriever from a command-line spec.
+
+bm25            BM25 index (--index DIR; default: the demo corpus)
+dense           dense MiniLM index (--dense-index DIR; default: the demo corpus)
+hybrid          reciprocal-rank fusion of the two above
+remote:URL      a retrieval service: `searchain serve-index`, or any ColBERTv2 server
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from searchain.retrieval.base import Retriever
+
+SPECS = ("bm25", "dense", "hybrid", "remote:URL")
+
+
+def default_dense_index(cache_dir: str | Path | None = None, show_progress: bool = False):
+    """The demo corpus's dense index, built on first use (a minute or two) and cached."""
+    from searchain.paths import cache_root
+    from searchain.retrieval.demo import demo_corpus_path
+    from searchain.retrieval.dense import DenseIndex
+
+    corpus = demo_corpus_path()
+    digest = hashlib.sha256(corpus.read_bytes()).hexdigest()[:12]
+    out = cache_root(cache_dir) / "indexes" / f"demo-dense-{digest}"
+    if (out / "metadata.json").is_file():
+        return DenseIndex.load(out)
+    return DenseIndex.from_corpus(
+        corpus, out, fmt="jsonl", max_words=None, show_progress=show_progress
+    )
+
+
+def open_retriever(
+    spec: str = "bm25",
+    *,
+    index: str | Path | None = None,
+    dense_index: str | Path | None = None,
+    show_progress: bool = False,
+) -> Retriever:
+    if spec.startswith("remote:"):
+        from searchain.retrieval.remote import RemoteRetriever
+
+        return RemoteRetriever(spec[len("remote:") :])
+    if spec not in ("bm25", "dense", "hybrid"):
+        raise ValueError(f"unknown retriever {spec!r}; one of {', '.join(SPECS)}")
+    parts: list[Retriever] = []
+    if spec in ("bm25", "hybrid"):
+        from searchain.retrieval.bm25 import BM25Index
+        from searchain.retrieval.demo import default_index
+
+        parts.append(BM25Index.load(index) if index else default_index())
+    if spec in ("dense", "hybrid"):
+        from searchain.retrieval.dense import DenseIndex
+
+        dense = DenseIndex.load(dense_index) if dense_index else None
+        parts.append(dense or default_dense_index(show_progress=show_progress))
+    if spec == "hybrid":
+        from searchain.retrieval.hybrid import HybridRetriever
+
+        return HybridRetriever(parts)
+    return parts[0]
