@@ -241,6 +241,12 @@ def ask(
     ] = 0.97,
     show_tree: Annotated[bool, typer.Option(help="Show the Tree-of-Reasoning.")] = False,
     cache: Annotated[bool, typer.Option(help="Use the on-disk LLM call cache.")] = True,
+    threads: Annotated[
+        int | None,
+        typer.Option(
+            help="CPU threads for --llm local (default: $SEARCHAIN_THREADS or all cores)."
+        ),
+    ] = None,
     json_out: JsonOpt = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log retries.")] = False,
 ) -> None:
@@ -260,6 +266,7 @@ def ask(
             base_url=base_url,
             api=api,
             model_path=str(model_path) if model_path else None,
+            n_threads=threads,
             cache=cache,
         )
         options = {}
