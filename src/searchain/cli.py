@@ -328,6 +328,98 @@ def serve_index(
         _fail(str(e))
 
 
+@app.command("eval")
+def eval_(
+    dataset: Annotated[
+        str,
+        typer.Option(
+            help="A dataset name (hotpotqa, musique, strategyqa, "
+            "fever, nq, webq, ...) or a file path."
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Run directory (re-run to resume).")],
+    methods: Annotated[str, typer.Option(help="Comma-separated methods.")] = "searchain",
+    limit: Annotated[int | None, typer.Option(help="Evaluate this many items.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the --limit subsample.")] = 0,
+    concurrency: Annotated[int, typer.Option(help="Items answered at once.")] = 4,
+    index: IndexOpt = None,
+    retriever: RetrieverOpt = "bm25",
+    dense_index: DenseIndexOpt = None,
+    llm: Annotated[str, typer.Option("--llm", help="local or openai.")] = "local",
+    model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Endpoint for --llm openai.")] = None,
+    api: Annotated[str, typer.Option(help="completions or chat.")] = "completions",
+    cache: Annotated[bool, typer.Option(help="Use the on-disk LLM call cache.")] = True,
+) -> None:
+    """Run methods over a dataset into a run directory: every finished item is appended to
+    results.jsonl (fsynced), failures are recorded and counted, and re-running the same
+    command resumes where it stopped, even after kill -9."""
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from searchain.eval.datasets import dataset_fingerprint, load_dataset
+    from searchain.eval.runner import Item, RunConfigMismatch, prepare_run_dir, run
+    from searchain.llm import LLMError, make_llm
+    from searchain.methods.registry import build_method
+    from searchain.text import contains_answer
+
+    try:
+        examples = load_dataset(dataset, limit=limit, seed=seed)
+    except (FileNotFoundError, ValueError) as e:
+        _fail(str(e))
+    names = [m.strip() for m in methods.split(",") if m.strip()]
+    config = {
+        "dataset": dataset,
+        "dataset_sha256": dataset_fingerprint(dataset)["sha256"],
+        "limit": limit,
+        "seed": seed,
+        "methods": names,
+        "llm": llm,
+        "model": model,
+        "base_url": base_url,
+        "api": api,
+        "retriever": retriever,
+        "index": str(index) if index else None,
+        "dense_index": str(dense_index) if dense_index else None,
+    }
+    try:
+        prepare_run_dir(out, config)
+    except RunConfigMismatch as e:
+        _fail(str(e))
+    r = _open_retriever(retriever, index, dense_index)
+    try:
+        client = make_llm(llm, model=model, base_url=base_url, api=api, cache=cache)
+        runners = {n: build_method(n, client, r).run for n in names}  # type: ignore[arg-type]
+    except (LLMError, ValueError, ImportError) as e:
+        _fail(str(e))
+    items = [Item(e.id, e.question, {"answers": e.answers}) for e in examples]
+
+    def score(item: Item, trace: Trace) -> dict[str, float]:
+        text = trace.final_content or trace.answer
+        golds = item.gold.get("answers", [])
+        return {"cover_em": float(any(contains_answer(text, g) for g in golds))}
+
+    columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/"
+               "{task.total} done, {task.fields[failed]} failed"), TimeElapsedColumn(),
+               TimeRemainingColumn())  # fmt: skip
+    with Progress(*columns, console=err) as bar:
+        task = bar.add_task("evaluating", total=None, failed=0)
+
+        def progress(summary: object, total: int) -> None:
+            bar.update(task, total=total, completed=summary.done + summary.failed,  # type: ignore[attr-defined]
+                       failed=summary.failed)  # type: ignore[attr-defined]  # fmt: skip
+
+        summary = run(items, runners, out, concurrency=concurrency, score=score, progress=progress)
+    result = {"run": str(out), "done": summary.done, "failed": summary.failed,
+              "skipped": summary.skipped, "seconds": round(summary.seconds, 2)}  # fmt: skip
+    console.print_json(json.dumps(result))
+
+
 class _null:
     def __enter__(self) -> None:
         return None

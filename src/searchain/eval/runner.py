@@ -1,0 +1,210 @@
+"""Run methods over a dataset: concurrent, resumable, and losing nothing.
+
+A run directory holds
+
+* ``manifest.json`` — what the run is (dataset and its hash, methods, options, model,
+  versions, seed). Re-running into the same directory with a different configuration is
+  refused instead of mixing results.
+* ``results.jsonl`` — one line per finished (method, item): the full trace, or the error
+  that ended it. Each line is written whole, flushed and fsynced before the next item counts
+  as done, so ``kill -9`` loses at most the items in flight. A torn last line (killed during
+  the write) is cut off on the next start.
+
+Re-running the same command skips every (method, item) already in ``results.jsonl``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import platform
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from searchain.types import Trace
+
+RESULTS = "results.jsonl"
+MANIFEST = "manifest.json"
+
+
+class RunConfigMismatch(RuntimeError):
+    """The run directory was made by a different configuration."""
+
+
+@dataclass(slots=True)
+class Item:
+    """One question to answer (the evaluation's unit of work)."""
+
+    id: str
+    question: str
+    gold: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RunSummary:
+    done: int = 0
+    failed: int = 0
+    skipped: int = 0
+    seconds: float = 0.0
+
+
+def read_results(run_dir: str | Path) -> list[dict[str, Any]]:
+    """All complete records of a run (a torn last line is ignored)."""
+    path = Path(run_dir) / RESULTS
+    if not path.exists():
+        return []
+    records = []
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            if not line.endswith("\n"):
+                break  # torn write from a killed run
+            records.append(json.loads(line))
+    return records
+
+
+def _repair(path: Path) -> None:
+    """Cut a torn last line left by a killed writer, so appends start on a fresh line."""
+    if not path.exists():
+        return
+    with path.open("rb+") as f:
+        data = f.read()
+        if data and not data.endswith(b"\n"):
+            f.truncate(data.rfind(b"\n") + 1)
+
+
+class ResultWriter:
+    """Appends records durably; safe to call from many threads."""
+
+    def __init__(self, path: Path) -> None:
+        _repair(path)
+        self._f = path.open("a", encoding="utf-8")
+        self._lock = threading.Lock()
+
+    def write(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False) + "\n"
+        with self._lock:
+            self._f.write(line)
+            self._f.flush()
+            os.fsync(self._f.fileno())
+
+    def close(self) -> None:
+        self._f.close()
+
+
+def manifest_for(config: dict[str, Any]) -> dict[str, Any]:
+    from searchain import __version__
+
+    return {
+        "config": config,
+        "config_hash": hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest(),
+        "searchain": __version__,
+        "python": platform.python_version(),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def prepare_run_dir(run_dir: str | Path, config: dict[str, Any]) -> Path:
+    """Create the run directory, or check that an existing one was made by ``config``."""
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    path = run_dir / MANIFEST
+    manifest = manifest_for(config)
+    if path.exists():
+        old = json.loads(path.read_text())
+        if old.get("config_hash") != manifest["config_hash"]:
+            diff = sorted(
+                k for k in set(old["config"]) | set(config) if old["config"].get(k) != config.get(k)
+            )
+            raise RunConfigMismatch(
+                f"{run_dir} holds a run with another configuration (differs in: "
+                f"{', '.join(diff)}); use a new --out directory"
+            )
+    else:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+        tmp.replace(path)
+    return run_dir
+
+
+def run(
+    items: list[Item],
+    methods: dict[str, Callable[[str], Trace]],
+    run_dir: str | Path,
+    *,
+    concurrency: int = 4,
+    score: Callable[[Item, Trace], dict[str, Any]] | None = None,
+    progress: Callable[[RunSummary, int], None] | None = None,
+) -> RunSummary:
+    """Answer every (method, item) not yet in the run directory and record it."""
+    return asyncio.run(
+        arun(items, methods, run_dir, concurrency=concurrency, score=score, progress=progress)
+    )
+
+
+async def arun(
+    items: list[Item],
+    methods: dict[str, Callable[[str], Trace]],
+    run_dir: str | Path,
+    *,
+    concurrency: int = 4,
+    score: Callable[[Item, Trace], dict[str, Any]] | None = None,
+    progress: Callable[[RunSummary, int], None] | None = None,
+) -> RunSummary:
+    run_dir = Path(run_dir)
+    finished = {(r["method"], r["id"]) for r in read_results(run_dir)}
+    todo = [(m, it) for m in methods for it in items if (m, it.id) not in finished]
+    summary = RunSummary(skipped=len(methods) * len(items) - len(todo))
+    writer = ResultWriter(run_dir / RESULTS)
+    sem = asyncio.Semaphore(max(1, concurrency))
+    # Our own pool: asyncio's default one has min(32, cores + 4) threads, which would cap
+    # --concurrency 8 at 6 on a 2-core machine.
+    pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="eval")
+    loop = asyncio.get_running_loop()
+    t0 = time.perf_counter()
+
+    async def one(method: str, item: Item) -> None:
+        async with sem:
+            started = time.perf_counter()
+            record: dict[str, Any] = {"method": method, "id": item.id, "question": item.question}
+            try:
+                trace = await loop.run_in_executor(pool, methods[method], item.question)
+                record.update(status="ok", trace=trace.to_dict())
+                if score is not None:
+                    record["metrics"] = score(item, trace)
+            except Exception as exc:  # an item's failure must not end the run
+                record.update(
+                    status="error",
+                    error=f"{type(exc).__name__}: {exc}",
+                    where=traceback.format_exception_only(type(exc), exc)[-1].strip(),
+                )
+            record["seconds"] = time.perf_counter() - started
+            writer.write(record)
+            if record["status"] == "ok":
+                summary.done += 1
+            else:
+                summary.failed += 1
+            if progress is not None:
+                progress(summary, len(todo))
+
+    try:
+        await asyncio.gather(*(one(m, it) for m, it in todo))
+    finally:
+        pool.shutdown(wait=True)
+        writer.close()
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+def items_from(records: Iterable[dict[str, Any]]) -> list[Item]:
+    """Items from plain ``{id, question, answers}`` dicts (a convenience for scripts)."""
+    return [
+        Item(str(r["id"]), r["question"], {"answers": list(r.get("answers", []))}) for r in records
+    ]

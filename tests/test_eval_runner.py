@@ -1,0 +1,150 @@
+"""The evaluation runner: resume after kill -9, per-item failures, run-directory safety."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from searchain.eval.runner import (
+    RESULTS,
+    Item,
+    RunConfigMismatch,
+    prepare_run_dir,
+    read_results,
+    run,
+)
+from searchain.llm import RetryPolicy
+from searchain.llm.openai_backend import OpenAILLM
+from searchain.methods import RetrieveRead
+from searchain.retrieval import default_index
+from servers import completion_body
+
+
+def hotpot_file(data_dir: Path, tmp: Path, n: int) -> Path:
+    out = tmp / "questions.jsonl"
+    with (data_dir / "hotpotqa" / "dev_subsampled.jsonl").open() as f, out.open("w") as w:
+        for _, line in zip(range(n), f, strict=False):
+            d = json.loads(line)
+            answers = [s for a in d["answers_objects"] for s in a["spans"]]
+            w.write(json.dumps({"id": d["question_id"], "question": d["question_text"],
+                                "answers": answers}) + "\n")  # fmt: skip
+    return out
+
+
+@pytest.mark.slow
+def test_kill_9_then_resume_runs_every_item_exactly_once(data_dir: Path, tmp_path: Path) -> None:
+    questions = hotpot_file(data_dir, tmp_path, 6)
+    out = tmp_path / "run"
+    env = {**os.environ, "SEARCHAIN_CACHE_DIR": str(tmp_path / "cache")}
+    exe = str(Path(sys.executable).parent / "searchain")
+    cmd = [exe, "eval", "--dataset", str(questions), "--methods", "retrieve-read",
+           "--concurrency", "1", "--out", str(out), "--no-cache"]  # fmt: skip
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    results = out / RESULTS
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if results.exists() and len(results.read_text().splitlines()) >= 2:
+            break
+        assert proc.poll() is None, proc.stderr.read().decode()  # type: ignore[union-attr]
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = read_results(out)
+    assert 2 <= len(before) < 6, "the kill must land mid-run"
+
+    rerun = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stderr
+    summary = json.loads(rerun.stdout)
+    after = read_results(out)
+    ids = [r["id"] for r in after]
+    assert sorted(ids) == sorted({json.loads(x)["id"] for x in questions.read_text().splitlines()})
+    assert len(ids) == len(set(ids)) == 6  # every item exactly once
+    assert after[: len(before)] == before  # finished items were neither redone nor lost
+    assert summary["skipped"] == len(before) and summary["done"] == 6 - len(before)
+    assert all(r["status"] == "ok" and "cover_em" in r["metrics"] for r in after)
+
+
+class PoisonServer:
+    """An OpenAI-compatible server that answers, except for prompts naming one question."""
+
+    def __init__(self, poison: str) -> None:
+        outer = self
+        self.calls = 0
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                outer.calls += 1
+                bad = poison in body.get("prompt", "")
+                payload = json.dumps(
+                    {"error": {"message": "boom"}} if bad else completion_body("An answer [1].")
+                ).encode()
+                self.send_response(500 if bad else 200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_a_failing_item_is_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
+    server = PoisonServer("Kiss and Tell")
+    try:
+        llm = OpenAILLM("x", base_url=server.url, retry=RetryPolicy(3, 0.01, 0.05))
+        method = RetrieveRead(llm, default_index(cache_dir=tmp_path / "cache"))
+        items = [
+            Item("a", "Who wrote Hamlet?"),
+            Item("b", "Who portrayed Corliss Archer in Kiss and Tell?"),
+            Item("c", "Where is the Eiffel Tower?"),
+        ]
+        out = prepare_run_dir(tmp_path / "run", {"test": 1})
+        summary = run(items, {"retrieve-read": method.run}, out, concurrency=3)
+    finally:
+        server.close()
+    assert (summary.done, summary.failed) == (2, 1)
+    by_id = {r["id"]: r for r in read_results(out)}
+    assert by_id["b"]["status"] == "error"
+    assert "after 3 attempts" in by_id["b"]["error"] and "HTTP 500" in by_id["b"]["error"]
+    assert by_id["a"]["status"] == by_id["c"]["status"] == "ok"
+
+
+def test_a_run_dir_of_another_configuration_is_refused(tmp_path: Path) -> None:
+    prepare_run_dir(tmp_path, {"methods": ["searchain"], "limit": 10})
+    prepare_run_dir(tmp_path, {"methods": ["searchain"], "limit": 10})  # same: fine
+    with pytest.raises(RunConfigMismatch, match="differs in: limit"):
+        prepare_run_dir(tmp_path, {"methods": ["searchain"], "limit": 20})
+
+
+def test_a_torn_last_line_is_ignored_and_repaired(tmp_path: Path) -> None:
+    path = tmp_path / RESULTS
+    path.write_text('{"method": "m", "id": "1", "status": "ok"}\n{"method": "m", "id": "2", "sta')
+    assert [r["id"] for r in read_results(tmp_path)] == ["1"]
+    summary = run([Item("1", "q1"), Item("2", "q2")], {"m": _echo}, tmp_path)
+    assert (summary.skipped, summary.done) == (1, 1)
+    lines = path.read_text().splitlines()
+    assert [json.loads(x)["id"] for x in lines] == ["1", "2"]
+
+
+def _echo(question: str):
+    from searchain.types import Trace
+
+    return Trace(question=question, method="m", answer=question)
