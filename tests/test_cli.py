@@ -113,3 +113,44 @@ def test_missing_template_file_is_a_clear_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["ask", "q", "--template", str(tmp_path / "none.txt")])
     assert result.exit_code == 1
     assert "no prompt template" in result.output
+
+
+def test_serve_index_and_search_through_it(tmp_path: Path) -> None:
+    import os
+    import time
+    import urllib.request
+
+    from servers import free_port
+
+    port = free_port()
+    env = {**os.environ, "SEARCHAIN_CACHE_DIR": str(tmp_path / "cache")}
+    exe = str(Path(sys.executable).parent / "searchain")
+    server = subprocess.Popen(
+        [exe, "serve-index", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1):
+                    break
+            except OSError:
+                assert time.monotonic() < deadline and server.poll() is None
+                time.sleep(0.2)
+        args = ["search", "Corliss Archer Kiss and Tell", "-k", "3", "--json"]
+        local = runner.invoke(app, args)
+        remote = runner.invoke(app, [*args, "--retriever", f"remote:http://127.0.0.1:{port}"])
+        assert remote.exit_code == 0, remote.output
+        assert json.loads(remote.stdout) == json.loads(local.stdout)
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def test_serve_index_refuses_a_public_address() -> None:
+    result = runner.invoke(app, ["serve-index", "--host", "0.0.0.0"])
+    assert result.exit_code == 1
+    assert "allow" in result.output.lower()

@@ -287,7 +287,7 @@ def ask(
     try:
         with err.status("Thinking...") if not json_out else _null():
             trace = runner.run(q)
-    except LLMError as e:
+    except (LLMError, RuntimeError) as e:  # RetrievalError from a remote index is one
         _fail(str(e))
     if json_out:
         print(json.dumps(trace.to_dict(), ensure_ascii=False, indent=2))
@@ -418,6 +418,35 @@ def eval_(
     result = {"run": str(out), "done": summary.done, "failed": summary.failed,
               "skipped": summary.skipped, "seconds": round(summary.seconds, 2)}  # fmt: skip
     console.print_json(json.dumps(result))
+
+
+@app.command()
+def report(
+    runs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Run directories made by searchain eval.", exists=True, file_okay=False
+        ),
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Also write report.md, report.csv and report.png here."),
+    ] = None,
+    csv_out: Annotated[bool, typer.Option("--csv", help="Print CSV instead of Markdown.")] = False,
+) -> None:
+    """Compare runs: methods x metrics with 95 % bootstrap confidence intervals."""
+    from searchain.eval import report as rep
+
+    rows = rep.summarize(list(runs))
+    if not rows:
+        _fail("no results in these run directories")
+    print(rep.to_csv(rows) if csv_out else rep.markdown(rows))
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "report.md").write_text(rep.markdown(rows))
+        (out / "report.csv").write_text(rep.to_csv(rows))
+        rep.bar_chart(rows, out / "report.png")
+        err.print(f"wrote {out}/report.md, report.csv, report.png")
 
 
 class _null:
