@@ -363,10 +363,10 @@ def eval_(
     )
 
     from searchain.eval.datasets import dataset_fingerprint, load_dataset
+    from searchain.eval.metrics import score_item
     from searchain.eval.runner import Item, RunConfigMismatch, prepare_run_dir, run
     from searchain.llm import LLMError, make_llm
     from searchain.methods.registry import build_method
-    from searchain.text import contains_answer
 
     try:
         examples = load_dataset(dataset, limit=limit, seed=seed)
@@ -394,15 +394,25 @@ def eval_(
     r = _open_retriever(retriever, index, dense_index)
     try:
         client = make_llm(llm, model=model, base_url=base_url, api=api, cache=cache)
-        runners = {n: build_method(n, client, r).run for n in names}  # type: ignore[arg-type]
+        # SearChain's prompt family follows the dataset's task (StrategyQA: yes/no, ...).
+        family = examples[0].task if examples else "multihop"
+        sc_task = family if family in ("yesno", "factcheck", "longform") else "multihop"
+        runners = {
+            n: build_method(n, client, r, **({"task": sc_task} if n == "searchain" else {})).run  # type: ignore[arg-type]
+            for n in names
+        }
     except (LLMError, ValueError, ImportError) as e:
         _fail(str(e))
-    items = [Item(e.id, e.question, {"answers": e.answers}) for e in examples]
+    items = [Item(e.id, e.question, {"answers": e.answers, "label": e.label, "task": e.task})
+             for e in examples]  # fmt: skip
 
     def score(item: Item, trace: Trace) -> dict[str, float]:
-        text = trace.final_content or trace.answer
-        golds = item.gold.get("answers", [])
-        return {"cover_em": float(any(contains_answer(text, g) for g in golds))}
+        # The short answer for EM/F1, the whole final content for containment metrics.
+        full = trace.final_content or trace.answer
+        scores = score_item(full, item.gold, item.gold.get("task") or "open")
+        if "em" in scores:
+            scores["em"] = score_item(trace.answer or full, item.gold, "open")["em"]
+        return scores
 
     columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/"
                "{task.total} done, {task.fields[failed]} failed"), TimeElapsedColumn(),

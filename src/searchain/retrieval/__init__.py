@@ -1,4 +1,4 @@
-"""Retrieval: corpus readers, the BM25 index and the bundled demo corpus.
+"""Retrieval: corpus readers, BM25 and dense indexes, hybrid fusion and the demo corpus.
 
 >>> from searchain.retrieval import default_index
 >>> default_index().search("Who portrayed Corliss Archer?", k=3)  # doctest: +SKIP
@@ -17,13 +17,19 @@ from searchain.retrieval.corpus import (
     read_hotpotqa_pool,
 )
 from searchain.retrieval.demo import default_index, demo_corpus_path
+from searchain.retrieval.dense import DENSE_FORMAT_VERSION, INDEX_TYPES, DenseIndex
+from searchain.retrieval.hybrid import HybridRetriever, rrf
 from searchain.retrieval.splitting import split_passage, split_passages, split_text
 
 __all__ = [
+    "DENSE_FORMAT_VERSION",
     "FORMATS",
     "FORMAT_VERSION",
+    "INDEX_TYPES",
     "BM25Index",
     "CorpusError",
+    "DenseIndex",
+    "HybridRetriever",
     "Retriever",
     "StaleIndexError",
     "corpus_fingerprint",
@@ -34,6 +40,7 @@ __all__ = [
     "read_corpus",
     "read_documents",
     "read_hotpotqa_pool",
+    "rrf",
     "split_passage",
     "split_passages",
     "split_text",
