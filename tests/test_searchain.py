@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from recordings import RECORD, recorded_llm
+from searchain.events import listening
 from searchain.llm import CachedLLM
 from searchain.llm.local import LocalLLM
 from searchain.methods.registry import build_method, make_embedder
@@ -119,6 +120,17 @@ def test_confident_reader_corrects_and_the_new_branch_hangs_off_the_node(
     round2 = [n for n in trace.nodes if n.meta.get("round") == 2]
     assert round2 and round2[0].parent == node.id
     assert trace.meta["path"][0] == node.id
+
+
+def test_progress_events_follow_the_rounds_and_feedback(index, embedder, hotpot) -> None:
+    seen: list[dict] = []
+    with listening(seen.append):
+        trace = run_case(index, embedder, hotpot, 0)
+    kinds = [e["event"] for e in seen]
+    assert kinds[0] == "start" and kinds[-1] == "answer" and seen[-1]["text"] == trace.answer
+    assert kinds.count("round") == kinds.count("chain") == trace.rounds
+    fed = [e["id"] for e in seen if e["event"] == "node"]
+    assert fed == [f["node"] for f in trace.meta["feedback"]]
 
 
 def test_unconfident_reader_does_not_overrule_the_llm(index, embedder, hotpot) -> None:

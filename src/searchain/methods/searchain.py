@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 
 from searchain import citations, prompts
+from searchain.events import emit
 from searchain.llm import LLM
 from searchain.methods.coq_parser import Chain, CoQNode, parse_chain
 from searchain.methods.retrieve_read import extract_answer
@@ -136,7 +137,9 @@ class SearChain:
         prompt = prompts.fill(template, question=question)
         state.chain_prompt = prompt
         parent, offset, chain = root.id, 0, Chain([], "", "")
+        emit("start", method=self.name, question=question)
         while trace.rounds < cfg.r_max:
+            emit("round", n=trace.rounds + 1)
             result = self.llm.complete(prompt, max_tokens=cfg.max_tokens, stop=STOP)
             trace.usage.add(result.usage)
             trace.rounds += 1
@@ -144,6 +147,7 @@ class SearChain:
             cue = f"[Query {offset + 1}]:" if offset else ""
             chain = parse_chain(cue + result.text)
             branch = self._add_branch(state, chain, parent, offset)
+            emit("chain", n=trace.rounds, queries=[node.query for node in branch])
             if not cfg.use_ir:
                 break
             fb = self._traverse(state, branch)
@@ -168,6 +172,7 @@ class SearChain:
             path=[n.id for n in state.path],
         )
         trace.wall_seconds = time.perf_counter() - t0
+        emit("answer", text=trace.answer)
         return trace
 
     def _add_branch(self, state: _Run, chain: Chain, parent: str, offset: int) -> list[Node]:
@@ -246,6 +251,7 @@ class SearChain:
         node.answer = fb.reader.answer
         node.source = "ir-corrected" if fb.kind == "verify" else "ir-completed"
         state.path.append(node)
+        emit("node", id=node.id, status=node.meta["status"], source=node.source)
         state.feedback_log.append(
             {
                 "round": state.trace.rounds,
