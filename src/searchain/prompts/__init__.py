@@ -4,7 +4,8 @@ A template's first line declares its fields: ``# fields: question, documents``. 
 ``{name}`` placeholders are filled, so braces inside few-shot demos are left alone, and a
 missing value is an error rather than a silently broken prompt. Users can pass the path of
 their own template file wherever a template name is accepted. The file's final newline is
-not part of the prompt.
+not part of the prompt. Lines starting with ``# `` right after the fields line are a header
+(where the demos came from, ...) and are not part of the prompt either.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ def parse(name: str, text: str) -> Template:
     if not first.startswith(HEADER):
         raise ValueError(f"prompt {name!r} must start with a '{HEADER} a, b' line")
     fields = tuple(f.strip() for f in first[len(HEADER) :].split(",") if f.strip())
+    while body.startswith("# "):  # provenance header lines
+        body = body.partition("\n")[2]
     # Editors end files with a newline; a prompt ending "Answer:\n" makes models start a
     # new line instead of answering, so the file's final newline is not part of the prompt.
     return Template(name, fields, body.removesuffix("\n"))
