@@ -58,13 +58,34 @@ def test_index_then_search_json(tmp_path: Path) -> None:
     out = tmp_path / "idx"
     built = runner.invoke(app, ["index", str(corpus), "--out", str(out), "--json"])
     assert built.exit_code == 0, built.output
-    assert json.loads(built.stdout) == {"index": str(out), "passages": 10}
+    assert json.loads(built.stdout) == {"index": str(out), "kind": "bm25", "passages": 10}
     found = runner.invoke(
         app, ["search", "golf document", "--index", str(out), "-k", "3", "--json"]
     )
     hits = json.loads(found.stdout)
     assert len(hits) == 3 and hits[0]["id"] == "d7"
     assert hits[0]["score"] >= hits[1]["score"] >= hits[2]["score"]
+
+
+def test_dense_and_hybrid_index_then_search(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "good.jsonl")
+    bm25, dense = tmp_path / "bm25", tmp_path / "dense"
+    assert runner.invoke(app, ["index", str(corpus), "-o", str(bm25)]).exit_code == 0
+    built = runner.invoke(
+        app, ["index", str(corpus), "-o", str(dense), "--kind", "dense", "--json"]
+    )
+    assert built.exit_code == 0, built.output
+    assert json.loads(built.stdout) == {"index": str(dense), "kind": "dense", "passages": 10}
+    for retriever in ("dense", "hybrid"):
+        found = runner.invoke(
+            app,
+            ["search", "a document on golf", "--retriever", retriever, "--index", str(bm25),
+             "--dense-index", str(dense), "-k", "3", "--json"],
+        )  # fmt: skip
+        assert found.exit_code == 0, found.output
+        assert json.loads(found.stdout)[0]["id"] == "d7"
+    bad = runner.invoke(app, ["index", str(corpus), "-o", str(tmp_path / "x"), "--kind", "tfidf"])
+    assert bad.exit_code != 0 and "--kind" in bad.output
 
 
 def test_search_on_a_missing_index_is_a_clear_error(tmp_path: Path) -> None:
