@@ -351,11 +351,6 @@ def _retry_wait(attempt: int, headers: dict[str, str], deadline: float) -> float
     return wait
 
 
-def _finish(req: _Request, body: _Body, policy: HttpPolicy) -> None:
-    if body.truncated and policy.oversize == "error":
-        raise FetchError(f"response from {req.target.host} is larger than {policy.max_bytes} bytes")
-
-
 def _clean(exc: Exception, secrets: tuple[str, ...]) -> Exception:
     """A fresh exception of the same type: redacted message, no chained causes (whose messages
     or tracebacks could hold a secret)."""
@@ -382,58 +377,99 @@ def fetch(
     raise _clean(failure, secrets)
 
 
+@dataclass
+class _Exchange:
+    """State of one logical request across redirects and retries."""
+
+    req: _Request
+    policy: HttpPolicy
+    secrets: tuple[str, ...]
+    t0: float = field(default_factory=time.monotonic)
+    attempt: int = 0
+    redirects: list[str] = field(default_factory=list)
+
+    @property
+    def deadline(self) -> float:
+        return self.t0 + self.policy.timeout_s
+
+    def on_network_error(self, exc: BaseException) -> float:
+        """Seconds to wait before retrying, or raise the error as a :class:`FetchError`."""
+        if isinstance(exc, httpcore.TimeoutException):
+            raise FetchError(f"timed out after {self.policy.timeout_s:g} s")
+        wait = _retry_wait(self.attempt, {}, self.deadline)
+        if self.attempt >= self.policy.retries or wait is None or self.req.method not in IDEMPOTENT:
+            raise FetchError(f"{type(exc).__name__}: {exc}")
+        self.attempt += 1
+        return wait
+
+    def on_response(
+        self, status: int, hdrs: dict[str, str], body: _Body
+    ) -> FetchResponse | float | None:
+        """The final response; or seconds to wait before a retry; or None: follow a redirect."""
+        if status in REDIRECTS and "location" in hdrs:
+            if len(self.redirects) >= self.policy.max_redirects:
+                raise FetchError(f"more than {self.policy.max_redirects} redirects")
+            self.req = _next_request(self.req, status, hdrs["location"], self.policy)
+            self.redirects.append(redact(self.req.target.url, self.secrets))
+            return None
+        retryable = status in RETRY_STATUS and self.req.method in IDEMPOTENT
+        if retryable and self.attempt < self.policy.retries:
+            wait = _retry_wait(self.attempt, hdrs, self.deadline)
+            if wait is not None:
+                self.attempt += 1
+                return wait
+        if body.truncated and self.policy.oversize == "error":
+            host = self.req.target.host
+            raise FetchError(f"response from {host} is larger than {self.policy.max_bytes} bytes")
+        return FetchResponse(
+            url=redact(self.req.target.url, self.secrets),
+            status=status,
+            headers=hdrs,
+            content=body.content(),
+            truncated=body.truncated,
+            elapsed_s=time.monotonic() - self.t0,
+            redirects=self.redirects,
+        )
+
+    def start(self, status: int, raw_headers: list[tuple[bytes, bytes]]) -> tuple[dict, _Body]:
+        hdrs = {k.decode().lower(): v.decode("latin-1") for k, v in raw_headers}
+        return hdrs, _Body(hdrs.get("content-encoding", ""), self.policy.max_bytes)
+
+    def read_more(self, body: _Body, chunk: bytes) -> bool:
+        if time.monotonic() > self.deadline:
+            raise FetchError(f"timed out after {self.policy.timeout_s:g} s")
+        return body.feed(chunk)
+
+
+_NETWORK_ERRORS = (
+    httpcore.TimeoutException,
+    httpcore.NetworkError,
+    httpcore.ProtocolError,
+    OSError,
+)
+
+
 def _fetch_sync(url, policy, method, params, headers, json_body, data, secrets) -> FetchResponse:
-    t0 = time.monotonic()
-    deadline = t0 + policy.timeout_s
-    req = _build(url, policy, method, params, headers, json_body, data)
-    redirects: list[str] = []
-    attempt = 0
+    ex = _Exchange(_build(url, policy, method, params, headers, json_body, data), policy, secrets)
     with httpcore.ConnectionPool(network_backend=_GuardedBackend(policy), retries=0) as pool:
         while True:
             try:
-                with pool.stream(**_wire(req), extensions=_timeouts(deadline)) as resp:
-                    status = resp.status
-                    hdrs = {k.decode().lower(): v.decode("latin-1") for k, v in resp.headers}
-                    body = _Body(hdrs.get("content-encoding", ""), policy.max_bytes)
-                    if status not in REDIRECTS:
+                with pool.stream(**_wire(ex.req), extensions=_timeouts(ex.deadline)) as resp:
+                    hdrs, body = ex.start(resp.status, resp.headers)
+                    if resp.status not in REDIRECTS:
                         for chunk in resp.iter_stream():
-                            if not body.feed(chunk) or time.monotonic() > deadline:
+                            if not ex.read_more(body, chunk):
                                 break
-                        if time.monotonic() > deadline and not body.truncated:
-                            raise FetchError(f"timed out after {policy.timeout_s:g} s")
             except (UnsafeURLError, FetchError):
                 raise
-            except httpcore.TimeoutException:
-                raise FetchError(f"timed out after {policy.timeout_s:g} s") from None
-            except (httpcore.NetworkError, httpcore.ProtocolError, OSError) as exc:
-                wait = _retry_wait(attempt, {}, deadline) if attempt < policy.retries else None
-                if wait is None or req.method not in IDEMPOTENT:
-                    raise FetchError(f"{type(exc).__name__}: {exc}") from None
-                attempt += 1
-                time.sleep(wait)
+            except _NETWORK_ERRORS as exc:
+                time.sleep(ex.on_network_error(exc))
                 continue
-            if status in REDIRECTS and "location" in hdrs:
-                if len(redirects) >= policy.max_redirects:
-                    raise FetchError(f"more than {policy.max_redirects} redirects")
-                req = _next_request(req, status, hdrs["location"], policy)
-                redirects.append(redact(req.target.url, secrets))
-                continue
-            if status in RETRY_STATUS and attempt < policy.retries and req.method in IDEMPOTENT:
-                wait = _retry_wait(attempt, hdrs, deadline)
-                if wait is not None:
-                    attempt += 1
-                    time.sleep(wait)
-                    continue
-            _finish(req, body, policy)
-            return FetchResponse(
-                url=redact(req.target.url, secrets),
-                status=status,
-                headers=hdrs,
-                content=body.content(),
-                truncated=body.truncated,
-                elapsed_s=time.monotonic() - t0,
-                redirects=redirects,
-            )
+            outcome = ex.on_response(resp.status, hdrs, body)
+            if isinstance(outcome, FetchResponse):
+                return outcome
+            if outcome is not None:
+                time.sleep(outcome)
 
 
 async def afetch(
@@ -459,55 +495,24 @@ async def afetch(
 async def _fetch_async(
     url, policy, method, params, headers, json_body, data, secrets
 ) -> FetchResponse:
-    t0 = time.monotonic()
-    deadline = t0 + policy.timeout_s
-    req = _build(url, policy, method, params, headers, json_body, data)
-    redirects: list[str] = []
-    attempt = 0
+    ex = _Exchange(_build(url, policy, method, params, headers, json_body, data), policy, secrets)
     backend = _AsyncGuardedBackend(policy)
     async with httpcore.AsyncConnectionPool(network_backend=backend, retries=0) as pool:
         while True:
             try:
-                async with pool.stream(**_wire(req), extensions=_timeouts(deadline)) as resp:
-                    status = resp.status
-                    hdrs = {k.decode().lower(): v.decode("latin-1") for k, v in resp.headers}
-                    body = _Body(hdrs.get("content-encoding", ""), policy.max_bytes)
-                    if status not in REDIRECTS:
+                async with pool.stream(**_wire(ex.req), extensions=_timeouts(ex.deadline)) as resp:
+                    hdrs, body = ex.start(resp.status, resp.headers)
+                    if resp.status not in REDIRECTS:
                         async for chunk in resp.aiter_stream():
-                            if not body.feed(chunk) or time.monotonic() > deadline:
+                            if not ex.read_more(body, chunk):
                                 break
-                        if time.monotonic() > deadline and not body.truncated:
-                            raise FetchError(f"timed out after {policy.timeout_s:g} s")
             except (UnsafeURLError, FetchError):
                 raise
-            except httpcore.TimeoutException:
-                raise FetchError(f"timed out after {policy.timeout_s:g} s") from None
-            except (httpcore.NetworkError, httpcore.ProtocolError, OSError) as exc:
-                wait = _retry_wait(attempt, {}, deadline) if attempt < policy.retries else None
-                if wait is None or req.method not in IDEMPOTENT:
-                    raise FetchError(f"{type(exc).__name__}: {exc}") from None
-                attempt += 1
-                await asyncio.sleep(wait)
+            except _NETWORK_ERRORS as exc:
+                await asyncio.sleep(ex.on_network_error(exc))
                 continue
-            if status in REDIRECTS and "location" in hdrs:
-                if len(redirects) >= policy.max_redirects:
-                    raise FetchError(f"more than {policy.max_redirects} redirects")
-                req = _next_request(req, status, hdrs["location"], policy)
-                redirects.append(redact(req.target.url, secrets))
-                continue
-            if status in RETRY_STATUS and attempt < policy.retries and req.method in IDEMPOTENT:
-                wait = _retry_wait(attempt, hdrs, deadline)
-                if wait is not None:
-                    attempt += 1
-                    await asyncio.sleep(wait)
-                    continue
-            _finish(req, body, policy)
-            return FetchResponse(
-                url=redact(req.target.url, secrets),
-                status=status,
-                headers=hdrs,
-                content=body.content(),
-                truncated=body.truncated,
-                elapsed_s=time.monotonic() - t0,
-                redirects=redirects,
-            )
+            outcome = ex.on_response(resp.status, hdrs, body)
+            if isinstance(outcome, FetchResponse):
+                return outcome
+            if outcome is not None:
+                await asyncio.sleep(outcome)
