@@ -1,0 +1,136 @@
+"""Step 1 of LLM-URL: ask the model which m Wikipedia URLs would have the answer.
+
+The prompt is the question, the paper's instruction ("Which m Wikipedia URLs would have the
+answer?"; "Which Wikipedia URL has the answer?" for m = 1) and the URL prefix
+``https://en.wikipedia.org/wiki`` as a primer the model continues, greedily. Few-shot prompts
+put d (question, gold URLs) demonstrations first; the packaged ones come from a *training*
+split (``scripts/make_llm_url_demos.py``), never from an evaluated one. The templates are
+data files in ``searchain/prompts/llm_url/``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from searchain import prompts
+from searchain.llm import LLM
+from searchain.retrieval.llm_url.urls import Extraction, extract_urls
+from searchain.types import Usage
+
+PRIMER = "https://en.wikipedia.org/wiki"
+MAX_M = 10
+TOKENS_PER_URL = 32  # a URL line is ~10 tokens of prefix plus the title
+
+
+@dataclass(frozen=True, slots=True)
+class Demo:
+    question: str
+    urls: tuple[str, ...]
+
+
+def instruction(m: int) -> str:
+    return (
+        "Which Wikipedia URL has the answer?"
+        if m == 1
+        else (f"Which {m} Wikipedia URLs would have the answer?")
+    )
+
+
+def load_demos(path: str | Path | None = None, d: int = 10) -> list[Demo]:
+    """The first ``d`` demos of a JSONL file of ``{"question", "urls": [...]}`` (default: the
+    packaged MuSiQue-train demos)."""
+    if path is None:
+        text = (resources.files("searchain.prompts") / "llm_url" / "demos.jsonl").read_text(
+            encoding="utf-8"
+        )
+        where = "packaged demos.jsonl"
+    else:
+        text = Path(path).read_text(encoding="utf-8")
+        where = str(path)
+    demos: list[Demo] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            demo = Demo(str(obj["question"]), tuple(str(u) for u in obj["urls"]))
+        except (json.JSONDecodeError, KeyError, TypeError) as e:
+            raise ValueError(f"{where} line {n}: expected {{question, urls}} ({e})") from None
+        if not demo.urls:
+            raise ValueError(f"{where} line {n}: a demo needs at least one URL")
+        demos.append(demo)
+        if len(demos) == d:
+            break
+    return demos
+
+
+def build_prompt(question: str, m: int, demos: list[Demo] | None = None) -> str:
+    """The completion prompt; it ends with :data:`PRIMER`, which the model continues."""
+    if not 1 <= m <= MAX_M:
+        raise ValueError(f"m must be between 1 and {MAX_M}, got {m}")
+    question = " ".join(question.split())
+    if not demos:
+        return prompts.fill(
+            "llm_url/zero_shot", question=question, instruction=instruction(m), primer=PRIMER
+        )
+    shown = "\n\n".join(
+        prompts.fill(
+            "llm_url/demo",
+            question=d.question,
+            instruction=instruction(len(d.urls)),
+            urls="\n".join(d.urls),
+        )
+        for d in demos
+    )
+    return prompts.fill(
+        "llm_url/few_shot", demos=shown, question=question, instruction=instruction(m),
+        primer=PRIMER,
+    )  # fmt: skip
+
+
+@dataclass(slots=True)
+class Generation:
+    """What the model wrote and the URLs taken from it."""
+
+    prompt: str
+    completion: str
+    extraction: Extraction
+    usage: Usage = field(default_factory=Usage)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "completion": self.completion,
+            "candidates": [c.to_dict() for c in self.extraction.candidates],
+            "duplicates": self.extraction.duplicates,
+        }
+
+
+def generate_urls(
+    llm: LLM,
+    question: str,
+    m: int = 10,
+    *,
+    demos: list[Demo] | None = None,
+    allowed_hosts: tuple[str, ...] = ("en.wikipedia.org",),
+) -> Generation:
+    """Prompt greedily and extract at most ``m`` usable URLs (the primer counts as written)."""
+    prompt = build_prompt(question, m, demos)
+    result = llm.complete(
+        prompt,
+        max_tokens=TOKENS_PER_URL * m,
+        temperature=0.0,
+        # A blank line ends the list; a new question means the model is inventing demos.
+        stop=("\n\n",),
+    )
+    completion = result.text
+    written = completion
+    finish = result.completions[0].finish_reason if result.completions else "stop"
+    if finish == "length" and "\n" in written:
+        # The token limit cut the last line mid-URL ("https://en.wik"): not a URL it meant.
+        written = written[: written.rindex("\n")]
+    extraction = extract_urls(PRIMER + written, m=m, allowed_hosts=allowed_hosts)
+    return Generation(prompt, completion, extraction, result.usage)

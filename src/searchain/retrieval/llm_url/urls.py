@@ -1,0 +1,193 @@
+"""Pull Wikipedia article URLs out of what a model wrote, and say which of them are usable.
+
+The research code's regex (``http[s]?://(?:[a-zA-Z]|[0-9]|[$-_@.&+]|...)+``) has a character
+range ``[$-_]`` that spans ``$`` to ``_`` and so admits ``,`` ``<`` ``=`` ``>`` ``;`` and
+brackets, keeps trailing ``,`` and ``)``, and never percent-decodes. Here a URL is any run of
+characters that cannot end a URL in running text, then trailing punctuation is trimmed
+(closing brackets only when unbalanced, so ``Kiss_and_Tell_(1945_film)`` survives), the host
+is normalised (``http``, ``en.m.``, ``www.``), fragments and queries are dropped, the title is
+percent-decoded and put in MediaWiki's canonical form, and duplicates are removed.
+
+Model output is hostile input: nothing here fetches anything, and a URL that is not an
+``en.wikipedia.org/wiki/<Title>`` article (or another allowed host) is reported, not used.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import asdict, dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, quote, unquote, urlsplit
+
+# A URL candidate: an explicit scheme, or a bare "host.wikipedia.org/..." the model wrote
+# without one. Whitespace, quotes, angle brackets and backticks always end a URL in text.
+_CANDIDATE = re.compile(
+    r"""(?ix)
+    (?: https?:// | (?<![\w./@-]) (?:[a-z0-9-]+\.)*wikipedia\.org/ )
+    [^\s"'<>`\\^{}|]*
+    """
+)
+_TRAILING = ".,;:!?*_~-'\"’”»…"
+_PAIRS = {")": "(", "]": "[", "}": "{"}
+# Namespaces that are not articles; a generated URL into them is not a usable document.
+_NON_ARTICLE = {
+    "special", "file", "image", "category", "template", "help", "portal", "talk", "user",
+    "wikipedia", "mediawiki", "module", "draft", "media", "user talk", "wikipedia talk",
+}  # fmt: skip
+_BAD_TITLE_CHARS = re.compile(r"[#<>\[\]{}|\x00-\x1f\x7f]")
+MAX_TITLE_BYTES = 255  # MediaWiki's limit
+
+
+@dataclass(slots=True)
+class ExtractedURL:
+    """One URL candidate the model wrote, normalised, with why it can or cannot be used.
+
+    ``status``: ``"ok"`` (a well-formed article URL on an allowed host), ``"malformed"``,
+    ``"off_domain"``; fetching later sets ``"not_found"``, ``"error"`` or ``"fetched"``.
+    """
+
+    raw: str
+    url: str | None = None  # canonical https://host/wiki/Title
+    host: str | None = None
+    title: str | None = None  # decoded, spaces, first letter upper-case
+    status: str = "ok"
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class Extraction:
+    """Every candidate in generation order; ``urls`` are the usable ones, deduped, at most m."""
+
+    candidates: list[ExtractedURL] = field(default_factory=list)
+    duplicates: int = 0
+
+    @property
+    def urls(self) -> list[ExtractedURL]:
+        return [c for c in self.candidates if c.status == "ok"]
+
+
+def canonical_title(title: str) -> str:
+    """MediaWiki's canonical form: ``_`` to space, whitespace collapsed, first letter upper."""
+    t = unicodedata.normalize("NFC", title.replace("_", " "))
+    t = " ".join(t.split())
+    return t[:1].upper() + t[1:]
+
+
+def title_to_path(title: str) -> str:
+    """``"Kiss and Tell (1945 film)"`` -> ``"Kiss_and_Tell_(1945_film)"``, percent-encoded."""
+    return quote(title.replace(" ", "_"), safe="()_,!'*:;@$-.~")
+
+
+def _trim(raw: str) -> str:
+    """Strip trailing punctuation, and closing brackets that have no opening partner."""
+    s = raw
+    while s:
+        last = s[-1]
+        if last in _TRAILING or (last in _PAIRS and s.count(last) > s.count(_PAIRS[last])):
+            s = s[:-1]
+        else:
+            break
+    return s
+
+
+def _host(netloc: str) -> str:
+    host = netloc.rsplit("@", 1)[-1].lower().rstrip(".")
+    host = host.split(":", 1)[0] if not host.startswith("[") else host
+    if host.endswith(".wikipedia.org"):
+        lang = host.removesuffix(".wikipedia.org")
+        # The mobile site and "www" serve the same articles as the desktop host.
+        lang = lang.removesuffix(".m").removeprefix("www.")
+        host = "en.wikipedia.org" if lang in ("", "www", "m") else f"{lang}.wikipedia.org"
+    return host
+
+
+def normalise(raw: str, allowed_hosts: tuple[str, ...] = ("en.wikipedia.org",)) -> ExtractedURL:
+    """Normalise one candidate (already trimmed) and judge it."""
+    item = ExtractedURL(raw=raw)
+    text = raw if re.match(r"(?i)https?://", raw) else "https://" + raw
+    try:
+        parts = urlsplit(text)
+        port = parts.port  # raises ValueError on a malformed port
+    except ValueError as e:
+        item.status, item.reason = "malformed", f"unparsable URL ({e})"
+        return item
+    if "@" in parts.netloc:
+        # "https://en.wikipedia.org@169.254.169.254/" names another host than it shows.
+        item.status, item.reason = "malformed", "credentials in the URL"
+        return item
+    host = _host(parts.netloc)
+    item.host = host
+    if not host:
+        item.status, item.reason = "malformed", "no host"
+        return item
+    if host not in allowed_hosts or port not in (None, 80, 443):
+        item.status, item.reason = "off_domain", f"host {host!r} is not allowed"
+        return item
+    title = _title_from(parts.path, parts.query)
+    if title is None:
+        item.status, item.reason = "malformed", "not an article URL (/wiki/<Title>)"
+        return item
+    title = canonical_title(title)
+    problem = _title_problem(title)
+    if problem:
+        item.status, item.reason = "malformed", problem
+        return item
+    item.title = title
+    item.url = f"https://{host}/wiki/{title_to_path(title)}"
+    return item
+
+
+def _title_from(path: str, query: str) -> str | None:
+    if path.startswith("/wiki/"):
+        return unquote(path[len("/wiki/") :], errors="strict")
+    if path in ("/w/index.php", "/index.php"):
+        titles = parse_qs(query).get("title")
+        return titles[0] if titles else None
+    return None
+
+
+def _title_problem(title: str) -> str:
+    if not title:
+        return "empty title"
+    if _BAD_TITLE_CHARS.search(title):
+        return "title has characters MediaWiki forbids"
+    if len(title.encode("utf-8")) > MAX_TITLE_BYTES:
+        return f"title longer than {MAX_TITLE_BYTES} bytes"
+    namespace, sep, _rest = title.partition(":")
+    if sep and namespace.strip().lower() in _NON_ARTICLE:
+        return f"{namespace} page, not an article"
+    return ""
+
+
+def extract_urls(
+    text: str,
+    m: int | None = None,
+    allowed_hosts: tuple[str, ...] = ("en.wikipedia.org",),
+) -> Extraction:
+    """Every URL candidate in ``text``, normalised and judged; usable ones deduped, capped at
+    ``m`` (candidates past the m-th usable URL are not reported: the model was asked for m)."""
+    out = Extraction()
+    seen: set[str] = set()
+    kept = 0
+    for match in _CANDIDATE.finditer(text):
+        raw = _trim(match.group(0))
+        if not raw or re.fullmatch(r"(?i)https?://", raw):
+            continue
+        try:
+            item = normalise(raw, allowed_hosts)
+        except UnicodeDecodeError:
+            item = ExtractedURL(raw=raw, status="malformed", reason="invalid percent-encoding")
+        if item.status == "ok":
+            if item.url in seen:
+                out.duplicates += 1
+                continue
+            if m is not None and kept >= m:
+                break
+            seen.add(item.url)  # type: ignore[arg-type]
+            kept += 1
+        out.candidates.append(item)
+    return out
