@@ -11,7 +11,17 @@ from searchain.retrieval.base import Retriever
 
 log = logging.getLogger(__name__)
 
-METHODS = ("searchain", "retrieve-read")
+# SearChain's ablations as method names, so one evaluation run can hold them side by side.
+SEARCHAIN_ABLATIONS: dict[str, dict[str, bool]] = {
+    "searchain-no-ir": {"use_ir": False},
+    "searchain-no-verification": {"verification": False},
+    "searchain-no-completion": {"completion": False},
+}
+# The papers' baselines (methods/prompting.py, self_ask.py, react.py); "direct-retrieval" is
+# the papers' name for retrieve-read.
+BASELINES = ("direct-prompting", "cot", "self-ask", "self-ask-no-search", "react")
+ALIASES = {"direct-retrieval": "retrieve-read"}
+METHODS = ("searchain", "retrieve-read", *SEARCHAIN_ABLATIONS, *BASELINES, *ALIASES)
 
 
 def make_reader(spec: str, llm: LLM) -> Any:
@@ -52,6 +62,11 @@ def build_method(
     dedup: str = "auto",
     **options: Any,
 ) -> Method:
+    name = ALIASES.get(name, name)
+    if name in SEARCHAIN_ABLATIONS:
+        name, options = "searchain", {**options, **SEARCHAIN_ABLATIONS[name]}
+    if name in BASELINES:
+        return _baseline(name, llm, retriever, k, options)
     if name == "retrieve-read":
         from searchain.methods.retrieve_read import RetrieveRead
 
@@ -70,3 +85,25 @@ def build_method(
             embedder=make_embedder(dedup) if cfg.use_ir else None,
         )
     raise ValueError(f"unknown method {name!r}; available: {', '.join(METHODS)}")
+
+
+def _baseline(
+    name: str, llm: LLM, retriever: Retriever | None, k: int | None, options: dict[str, Any]
+) -> Method:
+    from searchain.methods import prompting
+    from searchain.methods.react import ReAct
+    from searchain.methods.self_ask import SelfAsk
+
+    if name == "direct-prompting":
+        return prompting.direct_prompting(llm, **options)
+    if name == "cot":
+        return prompting.chain_of_thought(llm, **options)
+    if name == "self-ask-no-search":
+        return SelfAsk(llm, None, **options)
+    if k:  # passages per search; the methods without search have no use for it
+        options = {**options, "k": k}
+    if retriever is None:
+        raise ValueError(f"{name} needs a retriever")
+    if name == "self-ask":
+        return SelfAsk(llm, retriever, **options)
+    return ReAct(llm, retriever, **options)

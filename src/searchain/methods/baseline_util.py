@@ -1,0 +1,60 @@
+"""What the baselines share: reading a base model's final-answer line, grounding a short answer
+in the passages a method retrieved, and collecting those passages as numbered references."""
+
+from __future__ import annotations
+
+import re
+
+from searchain.text import contains_answer, normalize_answer
+from searchain.types import Citation, Passage
+
+# "So the final answer is: X" (Self-Ask, CoT) or "so the answer is X" (ReAct thoughts).
+_FINAL = re.compile(r"so the (?:final )?answer is\s*:?\s*(.*)", re.I)
+
+
+def final_answer(text: str) -> str | None:
+    """The answer after the last "So the final answer is:" in ``text``, cut at the end of its
+    line; ``None`` when the marker is missing (an empty answer after the marker is ``""``)."""
+    found = list(_FINAL.finditer(text))
+    if not found:
+        return None
+    return clean(found[-1].group(1).split("\n")[0])
+
+
+def clean(answer: str) -> str:
+    """Strip the quotes, trailing full stop and spaces base models put around answers."""
+    return answer.strip().strip("\"'").strip().rstrip(".").strip()
+
+
+class References:
+    """Every passage a method retrieved, numbered once in the order first seen."""
+
+    def __init__(self) -> None:
+        self.passages: list[Passage] = []
+        self._index: dict[str, int] = {}
+
+    def add(self, passages: list[Passage]) -> None:
+        for p in passages:
+            if p.id not in self._index:
+                self._index[p.id] = len(self.passages) + 1
+                self.passages.append(p)
+
+    def mark_for(self, answer: str, among: list[Passage] | None = None) -> int | None:
+        """The reference number of the first passage (of ``among``, else of all) that contains
+        ``answer`` as whole words — the evidence it came from — or ``None``."""
+        if normalize_answer(answer) in ("", "yes", "no"):  # a yes/no is never "in" a passage
+            return None
+        for p in among if among is not None else self.passages:
+            if contains_answer(f"{p.title} {p.text}", answer):
+                return self._index.get(p.id)
+        return None
+
+    def cite(self, sentence: str, answer: str, among: list[Passage] | None = None):
+        """``sentence`` with a ``[n]`` mark for the passage containing ``answer``, and the
+        citation (origin "post-hoc": attached by the method, not written by the model)."""
+        n = self.mark_for(answer, among)
+        if n is None:
+            return sentence, None
+        body = sentence.rstrip(".")
+        marked = f"{body} [{n}]."
+        return marked, Citation(n, self.passages[n - 1].id, marked, origin="post-hoc")
