@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -27,3 +28,15 @@ def data_dir() -> Path:
     if not DATA_DIR.is_dir():
         pytest.fail(f"shared data not found at {DATA_DIR} (expected ../shared/data)")
     return DATA_DIR
+
+
+@pytest.fixture(scope="session")
+def hotpot_path(data_dir: Path) -> Path:
+    """The 500 HotpotQA dev questions (IRCoT subsample) whose contexts form the pooled corpus."""
+    return data_dir / "hotpotqa" / "dev_subsampled.jsonl"
+
+
+@pytest.fixture(scope="session")
+def hotpot(hotpot_path: Path) -> list[dict]:
+    with hotpot_path.open() as f:
+        return [json.loads(line) for line in f]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,21 +21,14 @@ from searchain.retrieval import (
 )
 from searchain.types import Passage
 
-HOTPOT = "hotpotqa/dev_subsampled.jsonl"
-
 # Measured when this test was written (0.927 with title + text indexed, English stemming and
 # stopwords); a drop below this floor means retrieval quality regressed.
 RECALL_AT_10_FLOOR = 0.92
 
 
 @pytest.fixture(scope="module")
-def hotpot_path(data_dir: Path) -> Path:
-    return data_dir / HOTPOT
-
-
-@pytest.fixture(scope="module")
-def questions(hotpot_path: Path) -> list[dict]:
-    return [json.loads(line) for line in hotpot_path.open()]
+def questions(hotpot: list[dict]) -> list[dict]:
+    return hotpot
 
 
 @pytest.fixture(scope="module")

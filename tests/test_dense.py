@@ -40,7 +40,6 @@ from searchain.retrieval import _store as store_module
 from searchain.retrieval import dense as dense_module
 from searchain.types import Passage
 
-HOTPOT = "hotpotqa/dev_subsampled.jsonl"
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 # Measured when these tests were written (500 questions, 4,858 pooled paragraphs, title +
@@ -58,13 +57,8 @@ HYBRID_RECALL_AT_10_FLOOR = 0.91
 
 
 @pytest.fixture(scope="module")
-def hotpot_path(data_dir: Path) -> Path:
-    return data_dir / HOTPOT
-
-
-@pytest.fixture(scope="module")
-def questions(hotpot_path: Path) -> list[dict]:
-    return [json.loads(line) for line in hotpot_path.open()]
+def questions(hotpot: list[dict]) -> list[dict]:
+    return hotpot
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -36,12 +35,6 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> BM25Index:
 def corpus_ids() -> set[str]:
     with gzip.open(demo_corpus_path(), "rt") as f:
         return {json.loads(line)["id"] for line in f}
-
-
-@pytest.fixture(scope="module")
-def hotpot(data_dir: Path) -> list[dict]:
-    with (data_dir / "hotpotqa" / "dev_subsampled.jsonl").open() as f:
-        return [json.loads(line) for line in f]
 
 
 @pytest.fixture(scope="module")
