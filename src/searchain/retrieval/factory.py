@@ -4,6 +4,8 @@ bm25            BM25 index (--index DIR; default: the demo corpus)
 dense           dense MiniLM index (--dense-index DIR; default: the demo corpus)
 hybrid          reciprocal-rank fusion of the two above
 remote:URL      a retrieval service: `searchain serve-index`, or any ColBERTv2 server
+llm-url[:OPTS]  LLM-URL: the LLM names Wikipedia URLs, pages are fetched and ranked (needs
+                an LLM: ``llm=``; see searchain.retrieval.llm_url.spec for OPTS)
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 
 from searchain.retrieval.base import Retriever
 
-SPECS = ("bm25", "dense", "hybrid", "remote:URL")
+SPECS = ("bm25", "dense", "hybrid", "remote:URL", "llm-url[:OPTIONS]")
 
 
 def default_dense_index(cache_dir: str | Path | None = None, show_progress: bool = False):
@@ -38,7 +40,13 @@ def open_retriever(
     index: str | Path | None = None,
     dense_index: str | Path | None = None,
     show_progress: bool = False,
+    llm: object | None = None,
 ) -> Retriever:
+    """``llm`` is the model LLM-URL asks for URLs (default: the embedded local model)."""
+    if spec == "llm-url" or spec.startswith("llm-url:"):
+        from searchain.retrieval.llm_url.spec import open_llm_url
+
+        return open_llm_url(spec, llm=llm)
     if spec.startswith("remote:"):
         from searchain.retrieval.remote import RemoteRetriever
 

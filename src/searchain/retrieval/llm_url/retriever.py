@@ -1,0 +1,157 @@
+"""LLM-URL as a :class:`~searchain.retrieval.base.Retriever` any method can use.
+
+``search(q, k)``: the LLM writes m Wikipedia URLs for ``q`` (:mod:`.generate`), the usable ones
+are fetched (:mod:`.fetcher`), split into ~100-word passages and ranked (:mod:`.ranking`); the
+top ``k`` come back as ordinary passages (id ``<title>#<n>``, title set).
+
+What happened along the way — the model's text, every URL with its fate (``malformed``,
+``off_domain``, ``not_found``, ``error``, ``refused``, ``fetched``) and the valid-URL share —
+is a *retrieval report*. :meth:`LLMURLRetriever.retrieve` returns it; :meth:`search` also
+hands it to :func:`collect` when the caller collects, which is how
+:func:`with_retrieval_reports` puts it into a method's ``Trace.meta["retrieval"]`` (and the
+URL generation's LLM usage into ``Trace.usage``) without the method knowing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from searchain.llm import LLM
+from searchain.retrieval.llm_url.fetcher import FetchConfig, PageFetcher
+from searchain.retrieval.llm_url.generate import MAX_M, Demo, generate_urls, load_demos
+from searchain.retrieval.llm_url.ranking import RANKERS, Document, rank_passages, split_document
+from searchain.types import Passage, Trace, Usage
+
+_reports: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
+    "searchain_retrieval_reports", default=None
+)
+
+
+@contextlib.contextmanager
+def collect() -> Iterator[list[dict[str, Any]]]:
+    """Collect the reports of every LLM-URL search made in this context (and its threads
+    started with ``asyncio.to_thread`` / ``contextvars.copy_context``)."""
+    reports: list[dict[str, Any]] = []
+    token = _reports.set(reports)
+    try:
+        yield reports
+    finally:
+        _reports.reset(token)
+
+
+def with_retrieval_reports(run: Callable[[str], Trace]) -> Callable[[str], Trace]:
+    """Wrap a method's ``run`` so its trace carries the retrieval reports and their usage."""
+
+    def wrapped(question: str) -> Trace:
+        with collect() as reports:
+            trace = run(question)
+        if reports:
+            trace.meta.setdefault("retrieval", []).extend(reports)
+            for r in reports:
+                trace.usage.add(Usage.from_dict(r.get("usage", {})))
+        return trace
+
+    return wrapped
+
+
+@dataclass(frozen=True, slots=True)
+class LLMURLConfig:
+    m: int = 10  # URLs asked for (1-10, as in the paper)
+    shots: int = 10  # few-shot demos (0 = zero-shot); the paper's d = 10
+    demos: str | None = None  # a JSONL file of {question, urls}; default: packaged train demos
+    ranker: str = "bm25"  # or "dense" (MiniLM; needs the dense extra)
+    max_words: int = 100
+    keep_documents: bool = False  # put each fetched page's text into the report (evaluation)
+    fetch: FetchConfig = field(default_factory=FetchConfig)
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.m <= MAX_M:
+            raise ValueError(f"m must be between 1 and {MAX_M}, got {self.m}")
+        if not 0 <= self.shots <= 10:
+            raise ValueError(f"shots must be between 0 and 10, got {self.shots}")
+        if self.ranker not in RANKERS:
+            raise ValueError(f"unknown ranker {self.ranker!r}; one of {', '.join(RANKERS)}")
+
+
+@dataclass(slots=True)
+class Retrieval:
+    passages: list[Passage]
+    report: dict[str, Any]
+
+
+class LLMURLRetriever:
+    """Retrieval by model-generated Wikipedia URLs (Ziems et al., 2023)."""
+
+    def __init__(self, llm: LLM, config: LLMURLConfig | None = None, *, embedder: Any = None):
+        self.llm = llm
+        self.config = config or LLMURLConfig()
+        self.fetcher = PageFetcher(self.config.fetch)
+        self.demos: list[Demo] = (
+            load_demos(self.config.demos, self.config.shots) if self.config.shots else []
+        )
+        self.embedder = embedder
+
+    def retrieve(self, query: str, k: int = 5) -> Retrieval:
+        t0 = time.perf_counter()
+        cfg = self.config
+        gen = generate_urls(self.llm, query, cfg.m, demos=self.demos)
+        urls = gen.extraction.urls
+        pages = self.fetcher.fetch_titles([u.title for u in urls])  # type: ignore[misc]
+        docs: list[Document] = []
+        # Pair usable candidates with their fetch results, in generation order.
+        by_url = dict(zip((u.url for u in urls), pages, strict=True))
+        entries: list[dict[str, Any]] = []
+        for cand in gen.extraction.candidates:
+            entry = cand.to_dict()
+            page = by_url.get(cand.url) if cand.status == "ok" else None
+            if page is not None:
+                entry.update(page.to_dict())
+                entry["status"] = page.status
+                if page.status == "fetched" and page.text:
+                    title = page.page_title or cand.title or ""
+                    docs.append(Document(cand.url or "", title, page.text))
+            entries.append(entry)
+        pooled = [p for d in docs for p in split_document(d, cfg.max_words)]
+        top = rank_passages(query, pooled, k, ranker=cfg.ranker, embedder=self._embedder())
+        valid = sum(e["status"] == "fetched" for e in entries)
+        report: dict[str, Any] = {
+            "retriever": "llm-url",
+            "query": query,
+            "m": cfg.m,
+            "shots": len(self.demos),
+            "completion": gen.completion,
+            "urls": entries,
+            "duplicates": gen.extraction.duplicates,
+            "valid_urls": valid,
+            "valid_url_share": valid / cfg.m,
+            "documents": [
+                {"url": d.url, "title": d.title, **({"text": d.text} if cfg.keep_documents else {})}
+                for d in docs
+            ],
+            "pooled_passages": len(pooled),
+            "usage": gen.usage.to_dict(),
+            "seconds": time.perf_counter() - t0,
+        }
+        return Retrieval(top, report)
+
+    def _embedder(self) -> Any:
+        if self.config.ranker == "dense" and self.embedder is None:
+            from searchain.readers.similarity import Embedder
+
+            self.embedder = Embedder()
+        return self.embedder
+
+    def search(self, query: str, k: int = 5) -> list[Passage]:
+        result = self.retrieve(query, k)
+        reports = _reports.get()
+        if reports is not None:
+            reports.append(result.report)
+        return result.passages
+
+    def search_batch(self, queries: list[str], k: int = 5) -> list[list[Passage]]:
+        return [self.search(q, k) for q in queries]
