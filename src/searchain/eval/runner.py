@@ -149,6 +149,41 @@ def run(
     )
 
 
+def pending(
+    items: list[Item], methods: Iterable[str], run_dir: Path
+) -> tuple[list[tuple[str, Item]], int]:
+    """The (method, item) pairs not yet in ``run_dir``'s results, and how many are."""
+    finished = {(r["method"], r["id"]) for r in read_results(run_dir)}
+    names = list(methods)
+    todo = [(m, it) for m in names for it in items if (m, it.id) not in finished]
+    return todo, len(names) * len(items) - len(todo)
+
+
+def execute(
+    method: str, fn: Callable[[str], Trace], item: Item
+) -> tuple[dict[str, Any], Trace | None]:
+    """Answer one item; the record to write (without metrics) and the trace, if any. Every
+    executor builds its records here, so a run's results do not depend on the executor."""
+    started = time.perf_counter()
+    record: dict[str, Any] = {"method": method, "id": item.id, "question": item.question}
+    trace = None
+    try:
+        trace = fn(item.question)
+        record.update(status="ok", trace=trace.to_dict())
+    except Exception as exc:  # an item's failure must not end the run
+        record.update(error_record(exc))
+    record["seconds"] = time.perf_counter() - started
+    return record, trace
+
+
+def error_record(exc: BaseException) -> dict[str, Any]:
+    return {
+        "status": "error",
+        "error": f"{type(exc).__name__}: {exc}",
+        "where": traceback.format_exception_only(type(exc), exc)[-1].strip(),
+    }
+
+
 async def arun(
     items: list[Item],
     methods: dict[str, Callable[[str], Trace]],
@@ -159,9 +194,8 @@ async def arun(
     progress: Callable[[RunSummary, int], None] | None = None,
 ) -> RunSummary:
     run_dir = Path(run_dir)
-    finished = {(r["method"], r["id"]) for r in read_results(run_dir)}
-    todo = [(m, it) for m in methods for it in items if (m, it.id) not in finished]
-    summary = RunSummary(skipped=len(methods) * len(items) - len(todo))
+    todo, skipped = pending(items, methods, run_dir)
+    summary = RunSummary(skipped=skipped)
     writer = ResultWriter(run_dir / RESULTS)
     sem = asyncio.Semaphore(max(1, concurrency))
     # Our own pool: asyncio's default one has min(32, cores + 4) threads, which would cap
@@ -172,25 +206,8 @@ async def arun(
 
     async def one(method: str, item: Item) -> None:
         async with sem:
-            started = time.perf_counter()
-            record: dict[str, Any] = {"method": method, "id": item.id, "question": item.question}
-            try:
-                trace = await loop.run_in_executor(pool, methods[method], item.question)
-                record.update(status="ok", trace=trace.to_dict())
-                if score is not None:
-                    record["metrics"] = score(item, trace)
-            except Exception as exc:  # an item's failure must not end the run
-                record.update(
-                    status="error",
-                    error=f"{type(exc).__name__}: {exc}",
-                    where=traceback.format_exception_only(type(exc), exc)[-1].strip(),
-                )
-            record["seconds"] = time.perf_counter() - started
-            writer.write(record)
-            if record["status"] == "ok":
-                summary.done += 1
-            else:
-                summary.failed += 1
+            record, trace = await loop.run_in_executor(pool, execute, method, methods[method], item)
+            finish(record, item, trace, score, writer, summary)
             if progress is not None:
                 progress(summary, len(todo))
 
@@ -201,6 +218,27 @@ async def arun(
         writer.close()
     summary.seconds = time.perf_counter() - t0
     return summary
+
+
+def finish(
+    record: dict[str, Any],
+    item: Item,
+    trace: Trace | None,
+    score: Callable[[Item, Trace], dict[str, Any]] | None,
+    writer: ResultWriter,
+    summary: RunSummary,
+) -> None:
+    """Score a finished item, write it durably, count it."""
+    if trace is not None and score is not None:
+        try:
+            record["metrics"] = score(item, trace)
+        except Exception as exc:  # a metric that cannot score an answer fails that item only
+            record.update(error_record(exc))
+    writer.write(record)
+    if record["status"] == "ok":
+        summary.done += 1
+    else:
+        summary.failed += 1
 
 
 def items_from(records: Iterable[dict[str, Any]]) -> list[Item]:
