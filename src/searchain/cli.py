@@ -56,8 +56,12 @@ RetrieverOpt = Annotated[
     typer.Option(
         "--retriever",
         "-r",
-        help="[bold]bm25[/], [bold]dense[/] (MiniLM), [bold]hybrid[/] (rank fusion of both) or "
-        "[bold]remote:URL[/] (a `searchain serve-index` or ColBERTv2 server).",
+        help="[bold]bm25[/], [bold]dense[/] (MiniLM), [bold]hybrid[/] (rank fusion of both), "
+        "[bold]remote:URL[/] (a `searchain serve-index` or ColBERTv2 server) or "
+        "[bold]llm-url[:OPTS][/] (the LLM names Wikipedia URLs; pages are fetched and ranked). "
+        "OPTS: a mirror URL (`searchain mirror serve`) or key=value,... with base, m (1-10 URLs), "
+        "shots (0-10 demos), ranker (bm25/dense), timeout, retries, cache=off; e.g. "
+        "llm-url:base=http://127.0.0.1:8765,m=5,shots=0",
     ),
 ]
 DenseIndexOpt = Annotated[
@@ -71,7 +75,22 @@ def _fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
-def _open_retriever(spec: str, index: Path | None, dense_index: Path | None) -> object:
+def _is_llm_url(spec: str) -> bool:
+    return spec == "llm-url" or spec.startswith("llm-url:")
+
+
+def _with_reports(run: object, spec: str) -> object:
+    """LLM-URL's reports (URLs, validity) and its URL-generation usage go into the trace."""
+    if not _is_llm_url(spec):
+        return run
+    from searchain.retrieval.llm_url import with_retrieval_reports
+
+    return with_retrieval_reports(run)  # type: ignore[arg-type]
+
+
+def _open_retriever(
+    spec: str, index: Path | None, dense_index: Path | None, llm: object = None
+) -> object:
     from searchain.retrieval.factory import open_retriever
 
     needs_bm25 = spec in ("bm25", "hybrid") and index is None
@@ -83,7 +102,7 @@ def _open_retriever(spec: str, index: Path | None, dense_index: Path | None) -> 
             if demo
             else _null()
         ):
-            return open_retriever(spec, index=index, dense_index=dense_index)
+            return open_retriever(spec, index=index, dense_index=dense_index, llm=llm)
     except (FileNotFoundError, ValueError, RuntimeError, ImportError) as e:
         _fail(str(e))
     raise AssertionError("unreachable")
@@ -311,7 +330,11 @@ def ask(
     q = question or DEMO_QUESTION
     if question is None and not json_out:
         err.print(f"[dim]No question given; asking the demo question:[/] {q}")
-    idx = _open_retriever(retriever, index, dense_index) if (ir or method != "searchain") else None
+    needs_ir = ir or method != "searchain"
+    # LLM-URL needs the LLM, so it is opened after the client below.
+    idx = None
+    if needs_ir and not _is_llm_url(retriever):
+        idx = _open_retriever(retriever, index, dense_index)
     try:
         client = make_llm(
             llm,
@@ -322,6 +345,8 @@ def ask(
             n_threads=threads,
             cache=cache,
         )
+        if needs_ir and idx is None:
+            idx = _open_retriever(retriever, index, dense_index, llm=client)
         options = {}
         if method == "searchain":
             options = dict(
@@ -339,7 +364,7 @@ def ask(
         _fail(str(e))
     try:
         with err.status("Thinking...") if not json_out else _null():
-            trace = runner.run(q)
+            trace = _with_reports(runner.run, retriever)(q)  # type: ignore[operator]
     except (LLMError, RuntimeError) as e:  # RetrievalError from a remote index is one
         _fail(str(e))
     if json_out:
@@ -350,6 +375,10 @@ def ask(
 
         console.print(tree_of_reasoning(trace))
     show_trace(trace)
+    for rep in trace.meta.get("retrieval", []):
+        console.print(f"[bold]URLs the model named[/] ({rep['valid_urls']}/{rep['m']} fetched)")
+        for u in rep["urls"]:
+            console.print(f"  [dim]{u['status']:>10}[/] {escape(u.get('url') or u['raw'])}")
 
 
 @app.command("serve-index")
@@ -403,6 +432,14 @@ def eval_(
     base_url: Annotated[str | None, typer.Option(help="Endpoint for --llm openai.")] = None,
     api: Annotated[str, typer.Option(help="completions or chat.")] = "completions",
     cache: Annotated[bool, typer.Option(help="Use the on-disk LLM call cache.")] = True,
+    k: Annotated[
+        int | None,
+        typer.Option(
+            "-k",
+            help="Passages per query (default: each method's own). Retrieval Recall@10 of "
+            "direct-retrieval needs -k 10.",
+        ),
+    ] = None,
 ) -> None:
     """Run methods over a dataset into a run directory: every finished item is appended to
     results.jsonl (fsynced), failures are recorded and counted, and re-running the same
@@ -440,18 +477,30 @@ def eval_(
         "index": str(index) if index else None,
         "dense_index": str(dense_index) if dense_index else None,
     }
+    if k is not None:  # only when set, so earlier run directories keep their config hash
+        config["k"] = k
     try:
         prepare_run_dir(out, config)
     except RunConfigMismatch as e:
         _fail(str(e))
-    r = _open_retriever(retriever, index, dense_index)
+    r = None if _is_llm_url(retriever) else _open_retriever(retriever, index, dense_index)
     try:
         client = make_llm(llm, model=model, base_url=base_url, api=api, cache=cache)
+        if r is None:  # LLM-URL asks the same LLM for URLs; keep page texts for doc recall
+            import dataclasses
+
+            r = _open_retriever(retriever, index, dense_index, llm=client)
+            r.config = dataclasses.replace(r.config, keep_documents=True)  # type: ignore[attr-defined]
         # SearChain's prompt family follows the dataset's task (StrategyQA: yes/no, ...).
         family = examples[0].task if examples else "multihop"
         sc_task = family if family in ("yesno", "factcheck", "longform") else "multihop"
         runners = {
-            n: build_method(n, client, r, **({"task": sc_task} if n == "searchain" else {})).run  # type: ignore[arg-type]
+            n: _with_reports(
+                build_method(
+                    n, client, r, k=k, **({"task": sc_task} if n == "searchain" else {})
+                ).run,  # type: ignore[arg-type]
+                retriever,
+            )
             for n in names
         }
     except (LLMError, ValueError, ImportError) as e:
@@ -465,6 +514,10 @@ def eval_(
         scores = score_item(full, item.gold, item.gold.get("task") or "open")
         if "em" in scores:
             scores["em"] = score_item(trace.answer or full, item.gold, "open")["em"]
+        # Retrieval Recall@1/@10 (DPR has_answer) of direct-retrieval, LLM-URL's valid-URL share.
+        from searchain.retrieval.llm_url.evaluation import retrieval_metrics
+
+        scores.update(retrieval_metrics(trace, item.gold.get("answers") or []))
         return scores
 
     columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/"
@@ -510,6 +563,52 @@ def report(
         (out / "report.csv").write_text(rep.to_csv(rows))
         rep.bar_chart(rows, out / "report.png")
         err.print(f"wrote {out}/report.md, report.csv, report.png")
+
+
+mirror_app = typer.Typer(
+    help="An offline Wikipedia mirror, so LLM-URL runs for real without internet.",
+    no_args_is_help=True,
+)
+app.add_typer(mirror_app, name="mirror")
+
+
+@mirror_app.command("serve")
+def mirror_serve(
+    corpus: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--corpus",
+            "-c",
+            help="Corpus file(s), any format `searchain index` reads (repeat the option). "
+            "Documents are grouped into one article per title. Default: the bundled HotpotQA "
+            "pool. Add e.g. ../shared/data/wikipedia/physics_articles_10.json for long pages.",
+            exists=True,
+            dir_okay=False,
+        ),
+    ] = None,
+    host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port.")] = 8765,
+    allow_remote: Annotated[
+        bool, typer.Option(help="Allow binding a non-loopback address.")
+    ] = False,
+) -> None:
+    """Serve a corpus as Wikipedia-style HTML at /wiki/<Title> (301 redirects for other
+    spellings of a title, 404 for missing ones). Point LLM-URL at it with
+    [bold]--retriever llm-url:http://HOST:PORT[/]."""
+    from searchain.retrieval import CorpusError
+    from searchain.retrieval.demo import demo_corpus_path
+    from searchain.retrieval.llm_url.mirror import MirrorCorpus, MirrorServer
+
+    try:
+        pages = MirrorCorpus.from_files(corpus or [demo_corpus_path()])
+        server = MirrorServer(pages, host, port, allow_remote=allow_remote)
+    except (CorpusError, ValueError, OSError) as e:
+        _fail(str(e))
+    err.print(f"Serving {len(pages):,} articles at {server.url}/wiki/<Title> (Ctrl-C to stop)")
+    try:
+        server.serve_forever()
+    finally:
+        server.stop()
 
 
 class _null:

@@ -1,0 +1,64 @@
+"""Retrieval metrics of one trace, as the LLM-URL paper reports them (DPR ``has_answer``).
+
+* ``passage_recall@k`` — some of the first k ranked passages contains a gold answer;
+* ``doc_recall@k`` — some of the first k *documents* contains one. For LLM-URL the documents
+  are the fetched pages in the order the model named them (full page text, recorded when the
+  retriever runs with ``keep_documents``); for an index retriever they are the distinct titles
+  of the ranked passages, in rank order, with the text retrieved for each (the paper maps
+  retrieved passages back to their documents the same way);
+* ``valid_url_share`` — fetched articles / m; ``urls_named`` — distinct usable URLs written.
+
+Only traces with one ranked list (retrieve-read / direct-retrieval) get recall metrics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from searchain.eval.metrics import has_answer, recall_at_k
+from searchain.types import Passage, Trace
+
+RANKED_METHODS = ("retrieve-read", "direct-retrieval")
+
+
+def _documents(trace: Trace, ranked: list[Passage]) -> list[str] | None:
+    reports = [r for r in trace.meta.get("retrieval", []) if r.get("retriever") == "llm-url"]
+    if reports:
+        docs = reports[0].get("documents", [])
+        if docs and "text" not in docs[0]:
+            return None  # texts were not kept: document recall cannot be computed
+        return [d["text"] for d in docs]
+    by_title: dict[str, list[str]] = {}
+    for p in ranked:
+        by_title.setdefault(p.title or p.id, []).append(p.text)
+    return ["\n".join(texts) for texts in by_title.values()]
+
+
+def retrieval_metrics(
+    trace: Trace, answers: Sequence[str], ks: Sequence[int] = (1, 10)
+) -> dict[str, float]:
+    out: dict[str, float] = {}
+    reports = [r for r in trace.meta.get("retrieval", []) if r.get("retriever") == "llm-url"]
+    if reports:
+        out["valid_url_share"] = sum(r["valid_url_share"] for r in reports) / len(reports)
+        out["urls_named"] = sum(
+            sum(u.get("url") is not None for u in r["urls"]) for r in reports
+        ) / len(reports)
+    answers = [a for a in answers if a]
+    if trace.method not in RANKED_METHODS or not trace.nodes or not answers:
+        return out
+    ranked = trace.nodes[0].passages
+    for k in ks:
+        out[f"passage_recall@{k}"] = recall_at_k(ranked, answers, k)
+    docs = _documents(trace, ranked)
+    if docs is not None:
+        for k in ks:
+            out[f"doc_recall@{k}"] = float(any(has_answer(answers, d) for d in docs[:k]))
+    return out
+
+
+def summarize(metrics: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Mean of each metric over items that have it."""
+    keys = sorted({k for m in metrics for k in m})
+    return {k: sum(m[k] for m in metrics if k in m) / sum(k in m for m in metrics) for k in keys}
