@@ -648,6 +648,12 @@ def show_trace(trace: Trace) -> None:
     )
 
 
+# `searchain serve` lives with the service; importing it does not import FastAPI.
+from searchain.server.command import serve as _serve  # noqa: E402
+
+app.command("serve")(_serve)
+
+
 def main() -> None:
     try:
         app()

@@ -1,0 +1,316 @@
+"""The HTTP API and the web viewer (``searchain serve``).
+
+POST /v1/ask            {question, method, options} → the trace
+POST /v1/ask/stream     the same as server-sent events: ``progress`` events, then ``trace``
+GET  /v1/methods        the registered methods
+GET  /v1/runs[/NAME[/items/ID]]   evaluation runs written by ``searchain eval``
+GET  /healthz           liveness, load and limits (no token needed)
+GET  /                  the viewer (static files in this package)
+
+Every error is ``{"error": "<one readable line>"}`` with its status, never a traceback.
+"""
+
+# No "from __future__ import annotations": FastAPI must see the local AskRequest model.
+
+import asyncio
+import hmac
+import json
+import logging
+import math
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from searchain.llm import LLMError
+from searchain.server import models as m
+from searchain.server.engine import Engine, ServiceBusy
+from searchain.server.limits import BodyLimit
+from searchain.server.runs import RunNotFound, RunStore
+
+log = logging.getLogger(__name__)
+STATIC = Path(__file__).parent / "static"
+# The viewer's own files only: model output is shown with textContent, and nothing loads
+# from elsewhere (the page works offline).
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+)
+
+
+@dataclass
+class Settings:
+    token: str | None = None  # bearer token for /v1/*; None: no authentication
+    runs_dir: str | Path | None = "runs"
+    default_method: str = "searchain"
+    timeout: float = 300.0  # seconds per answer
+    max_question_chars: int = 2000
+    max_body_bytes: int = 65_536
+    heartbeat: float = 15.0  # seconds between SSE keep-alive comments
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.status, self.message, self.headers = status, message, headers
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": m.ErrorOut, "description": text}
+    for code, text in {
+        401: "Missing or wrong bearer token",
+        413: "Request body too large",
+        422: "Invalid request",
+    }.items()
+}
+ASK_ERRORS: dict[int | str, dict[str, Any]] = {
+    **ERRORS,
+    429: {"model": m.ErrorOut, "description": "Every answer slot is busy; retry later"},
+    502: {"model": m.ErrorOut, "description": "The LLM or the retriever failed"},
+    504: {"model": m.ErrorOut, "description": "The answer took longer than the timeout"},
+}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    **ERRORS,
+    404: {"model": m.ErrorOut, "description": "No such run or item"},
+}
+
+
+class EventStream(StreamingResponse):
+    media_type = "text/event-stream"
+
+
+def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
+    s = settings or Settings()
+    if s.default_method not in engine.methods:
+        raise ValueError(f"unknown default method {s.default_method!r}")
+    runs = RunStore(s.runs_dir)
+    AskRequest = m.ask_model(engine.methods, s.default_method, s.max_question_chars)
+    app = FastAPI(
+        title="searchain",
+        summary="Answer questions with an LLM and a search engine; every step traced.",
+        version=_version(),
+        docs_url="/docs",
+        redoc_url=None,
+    )
+    app.add_middleware(BodyLimit, max_bytes=s.max_body_bytes)
+    _install_error_handlers(app)
+    bearer = HTTPBearer(auto_error=False, description="SEARCHAIN_API_TOKEN")
+
+    async def check_token(
+        cred: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    ) -> None:
+        if s.token is None:
+            return
+        given = cred.credentials if cred is not None else ""
+        if not hmac.compare_digest(given.encode(), s.token.encode()):
+            raise ApiError(401, "missing or wrong bearer token", {"WWW-Authenticate": "Bearer"})
+
+    auth = [Depends(check_token)] if s.token is not None else []
+
+    def prepare(req: m.AskBase) -> Any:
+        """Validate what needs the engine, then take a slot (429 when none is free)."""
+        question: str = req.question  # type: ignore[attr-defined]
+        try:
+            engine.check_question(question)
+            method = engine.build(req.method, req.options.given())  # type: ignore[attr-defined]
+        except (ValueError, FileNotFoundError) as e:
+            raise ApiError(422, str(e)) from None
+        except ImportError as e:
+            raise ApiError(422, f"{req.method} needs an optional extra: {e}") from None  # type: ignore[attr-defined]
+        try:
+            engine.acquire()
+        except ServiceBusy as e:
+            raise ApiError(429, f"{e}; retry later", {"Retry-After": "5"}) from None
+        return method
+
+    @app.post("/v1/ask", response_model=m.TraceOut, responses=ASK_ERRORS, dependencies=auth)
+    async def ask(req: AskRequest) -> Any:  # type: ignore[valid-type]
+        """Answer a question; the full trace (reasoning nodes, references, citations)."""
+        method = prepare(req)
+        try:
+            trace = await engine.answer(method, req.question, s.timeout)  # type: ignore[attr-defined]
+        except Exception as e:
+            raise _answer_error(e, s.timeout) from None
+        return finite(trace.to_dict())
+
+    @app.post(
+        "/v1/ask/stream",
+        response_class=EventStream,
+        responses={200: {"description": "`progress` events, then one `trace` or `error`"},
+                   **ASK_ERRORS},
+        dependencies=auth,
+    )  # fmt: skip
+    async def ask_stream(req: AskRequest) -> EventStream:  # type: ignore[valid-type]
+        """Server-sent events: ``event: progress`` (``data``: round, chain, node, ... see
+        ``searchain.events``), then ``event: trace`` with the trace, or ``event: error``
+        with ``{"error", "status"}``."""
+        method = prepare(req)
+        return EventStream(_stream(engine, method, req.question, s))  # type: ignore[attr-defined]
+
+    @app.get("/v1/methods", response_model=m.MethodsOut, responses=ERRORS, dependencies=auth)
+    async def methods() -> Any:
+        from searchain.methods import registry
+
+        notes = getattr(registry, "DESCRIPTIONS", {})
+        listed = [{"name": n, "description": str(notes.get(n, ""))} for n in engine.methods]
+        return {"methods": listed, "default": s.default_method}
+
+    @app.get("/v1/runs", response_model=m.RunsOut, responses=ERRORS, dependencies=auth)
+    def list_runs() -> Any:
+        return {"runs": runs.list()}
+
+    @app.get(
+        "/v1/runs/{name}", response_model=m.RunDetailOut, responses=NOT_FOUND, dependencies=auth
+    )
+    def run_detail(
+        name: str,
+        failures: Annotated[
+            bool, Query(description="Only failed items (error or 0 score)")
+        ] = False,
+        method: Annotated[str | None, Query(max_length=100)] = None,
+        offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    ) -> Any:
+        try:
+            d = runs.detail(name, failures=failures, method=method, offset=offset, limit=limit)
+        except RunNotFound:
+            raise ApiError(404, f"no run named {name!r}") from None
+        return finite(d)
+
+    @app.get(
+        "/v1/runs/{name}/items/{item_id:path}",
+        response_model=m.ItemOut,
+        responses=NOT_FOUND,
+        dependencies=auth,
+    )
+    def run_item(
+        name: str, item_id: str, method: Annotated[str | None, Query(max_length=100)] = None
+    ) -> Any:
+        try:
+            return finite(runs.item(name, item_id, method))
+        except RunNotFound:
+            raise ApiError(404, f"no item {item_id!r} in run {name!r}") from None
+
+    @app.get("/healthz", response_model=m.HealthOut)
+    async def healthz() -> Any:
+        return {
+            "status": "ok",
+            "service": "searchain",
+            "methods": list(engine.methods),
+            "busy": engine.busy,
+            "max_concurrent": engine.max_concurrent,
+            "auth": s.token is not None,
+            **engine.describe(),
+        }
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> FileResponse:
+        return FileResponse(STATIC / "index.html", headers=_page_headers())
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    return app
+
+
+async def _stream(engine: Engine, method: Any, question: str, s: Settings) -> AsyncIterator[str]:
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+    def on_event(event: dict[str, Any]) -> None:  # called from the worker thread
+        loop.call_soon_threadsafe(queue.put_nowait, event)
+
+    task = asyncio.ensure_future(engine.answer(method, question, s.timeout, on_event))
+    try:
+        while not task.done() or not queue.empty():
+            getter = asyncio.ensure_future(queue.get())
+            done, _ = await asyncio.wait({getter, task}, timeout=s.heartbeat,
+                                         return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+            if getter in done:
+                yield _sse("progress", finite(getter.result()))
+                continue
+            getter.cancel()
+            if not done:
+                yield ": keep-alive\n\n"
+        try:
+            trace = task.result()
+        except Exception as e:
+            err = _answer_error(e, s.timeout)
+            yield _sse("error", {"error": err.message, "status": err.status})
+            return
+        yield _sse("trace", finite(trace.to_dict()))
+    finally:
+        if not task.done():  # the client went away: stop the work
+            task.cancel()
+
+
+def _sse(event: str, data: Any) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def _answer_error(e: BaseException, timeout: float) -> ApiError:
+    if isinstance(e, TimeoutError):
+        return ApiError(504, f"the answer took longer than {timeout:g} s and was stopped")
+    if isinstance(e, LLMError):
+        return ApiError(502, f"the language model failed: {e}")
+    if isinstance(e, RuntimeError) and type(e).__name__ == "RetrievalError":
+        return ApiError(502, f"retrieval failed: {e}")
+    log.error("answer failed", exc_info=e)
+    return ApiError(500, "internal error while answering; see the server log")
+
+
+def finite(obj: Any) -> Any:
+    """JSON has no NaN or infinity: such floats (e.g. a log-probability) become null."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [finite(v) for v in obj]
+    return obj
+
+
+def _page_headers() -> dict[str, str]:
+    return {
+        "Content-Security-Policy": CSP,
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        "Cache-Control": "no-cache",
+    }
+
+
+def _version() -> str:
+    from searchain import __version__
+
+    return __version__
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def api_error(_: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse({"error": exc.message}, status_code=exc.status, headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        # The offending input is not echoed back (it may be huge).
+        parts = [
+            f"{'.'.join(str(p) for p in e.get('loc', ())) or 'request'}: {e.get('msg', '')}"
+            for e in exc.errors()
+        ]
+        return JSONResponse({"error": "invalid request: " + "; ".join(parts)}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse(
+            {"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers
+        )
+
+    @app.exception_handler(Exception)
+    async def crashed(_: Request, exc: Exception) -> JSONResponse:
+        log.error("unhandled error", exc_info=exc)
+        return JSONResponse({"error": "internal error; see the server log"}, status_code=500)

@@ -1,0 +1,100 @@
+"""``searchain serve``: the command (kept here so cli.py stays small; FastAPI is imported
+only when the command runs, so the CLI works without the ``server`` extra)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def serve(
+    host: Annotated[
+        str, typer.Option(help="Address to bind. Non-loopback needs $SEARCHAIN_API_TOKEN.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port.")] = 8000,
+    runs_dir: Annotated[
+        Path, typer.Option(help="Directory of `searchain eval` runs to browse.")
+    ] = Path("runs"),
+    index: Annotated[
+        Path | None, typer.Option("--index", "-i", help="BM25 index (default: the demo corpus).")
+    ] = None,
+    retriever: Annotated[
+        str, typer.Option("--retriever", "-r", help="bm25, dense, hybrid or remote:URL.")
+    ] = "bm25",
+    dense_index: Annotated[Path | None, typer.Option(help="A dense index directory.")] = None,
+    llm: Annotated[
+        str, typer.Option("--llm", "--backend", help="local (embedded GGUF model) or openai.")
+    ] = "local",
+    model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="Endpoint for --llm openai (default: $OPENAI_BASE_URL).")
+    ] = None,
+    api: Annotated[str, typer.Option(help="completions (base models) or chat.")] = "completions",
+    model_path: Annotated[Path | None, typer.Option(help="Another GGUF file.")] = None,
+    reader: Annotated[
+        str, typer.Option(help="SearChain reader: llm or a local model path.")
+    ] = "llm",
+    method: Annotated[str, typer.Option(help="The viewer's default method.")] = "searchain",
+    max_concurrent: Annotated[
+        int, typer.Option(help="Answers computed at once; more get HTTP 429.")
+    ] = 2,
+    timeout: Annotated[float, typer.Option(help="Seconds per answer before HTTP 504.")] = 300.0,
+    max_question_chars: Annotated[int, typer.Option(help="Longest question accepted.")] = 2000,
+    max_body_bytes: Annotated[int, typer.Option(help="Largest request body accepted.")] = 65536,
+    cache: Annotated[bool, typer.Option(help="Use the on-disk LLM call cache.")] = True,
+    threads: Annotated[int | None, typer.Option(help="CPU threads for --llm local.")] = None,
+) -> None:
+    """Serve the HTTP API and the web viewer: POST /v1/ask (and /v1/ask/stream, server-sent
+    progress events), GET /v1/methods, GET /v1/runs..., GET /healthz, the OpenAPI schema at
+    /docs, and the viewer at /. Set [bold]SEARCHAIN_API_TOKEN[/] to require
+    `Authorization: Bearer <token>` on /v1/* (required when binding a non-loopback address)."""
+    from searchain.cli import _fail, _open_retriever, err
+
+    token = os.environ.get("SEARCHAIN_API_TOKEN") or None
+    try:
+        from searchain.llm import LLMError, make_llm
+        from searchain.server import Engine, Settings, check_bind, create_app
+        from searchain.server import serve as run_server
+
+        check_bind(host, token)
+    except ImportError as e:
+        _fail(f"{e}: install the server extra (scripts/install.sh server)")
+    except ValueError as e:
+        _fail(str(e))
+    logging.basicConfig(level=logging.WARNING)
+    try:
+        client = make_llm(
+            llm,
+            model=model,
+            base_url=base_url,
+            api=api,
+            model_path=str(model_path) if model_path else None,
+            n_threads=threads,
+            cache=cache,
+        )
+    except (LLMError, ValueError, ImportError) as e:
+        _fail(str(e))
+    if retriever.startswith("llm-url"):
+        r = _open_retriever(retriever, index, dense_index, llm=client)  # type: ignore[call-arg]
+    else:
+        r = _open_retriever(retriever, index, dense_index)
+    engine = Engine(client, r, reader=reader, max_concurrent=max_concurrent)  # type: ignore[arg-type]
+    settings = Settings(
+        token=token,
+        runs_dir=runs_dir,
+        default_method=method,
+        timeout=timeout,
+        max_question_chars=max_question_chars,
+        max_body_bytes=max_body_bytes,
+    )
+    try:
+        app = create_app(engine, settings)
+    except ValueError as e:
+        _fail(str(e))
+    auth = "token required" if token else "no authentication"
+    err.print(f"Serving http://{host}:{port}/ ({auth}; Ctrl-C to stop)")
+    run_server(app, host=host, port=port, log_level="warning")

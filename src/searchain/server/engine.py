@@ -1,0 +1,203 @@
+"""One LLM and one retriever per process, shared by every request; a bounded number of answers
+at a time; a per-request timeout that really stops the work.
+
+A method runs in a worker thread. Python cannot kill a thread, so a timed-out (or abandoned)
+answer is *cancelled cooperatively*: the LLM is wrapped so that its next call raises
+:class:`Cancelled`. The work thus stops after at most one more LLM call, and its concurrency
+slot stays taken until it has, so the bound counts real work, not open requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from searchain.events import listening
+from searchain.llm import LLM
+from searchain.llm.base import GenerationParams, Message
+from searchain.methods import registry
+from searchain.methods.base import Method
+from searchain.retrieval.base import Retriever
+from searchain.types import CompletionResult, Trace
+
+_CANCEL: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
+    "searchain_server_cancel", default=None
+)
+
+
+class Cancelled(Exception):
+    """The request this work belongs to timed out or went away."""
+
+
+class ServiceBusy(Exception):
+    """Every answer slot is taken."""
+
+
+def _check_cancelled() -> None:
+    event = _CANCEL.get()
+    if event is not None and event.is_set():
+        raise Cancelled("request cancelled")
+
+
+class CancellableLLM(LLM):
+    """``inner`` with a cancellation check before every call (see the module docstring)."""
+
+    def __init__(self, inner: LLM) -> None:
+        super().__init__(inner.model, inner.defaults)
+        self.inner = inner
+        self.backend = inner.backend
+
+    def __getattr__(self, name: str) -> Any:  # tokenize, cache_identity, ...
+        return getattr(self.inner, name)
+
+    def complete(
+        self, prompt: str, params: GenerationParams | None = None, **overrides: Any
+    ) -> CompletionResult:
+        _check_cancelled()
+        return self.inner.complete(prompt, params, **overrides)
+
+    def chat(
+        self, messages: list[Message], params: GenerationParams | None = None, **overrides: Any
+    ) -> CompletionResult:
+        _check_cancelled()
+        return self.inner.chat(messages, params, **overrides)
+
+    def score(self, prompt: str, continuation: str) -> Any:
+        _check_cancelled()
+        return self.inner.score(prompt, continuation)
+
+    def _complete(self, prompt: str, params: GenerationParams) -> CompletionResult:
+        return self.complete(prompt, params)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _tokenizer(llm: LLM | None) -> Callable[[str], list[int]] | None:
+    """The local model's tokenizer, through any wrappers; ``None`` for remote backends."""
+    for _ in range(5):
+        if llm is None:
+            return None
+        if callable(getattr(type(llm), "tokenize", None)):
+            return llm.tokenize  # type: ignore[attr-defined,no-any-return]
+        llm = getattr(llm, "inner", None)
+    return None
+
+
+class Engine:
+    """What the service answers with: the LLM, the retriever and the answer slots."""
+
+    def __init__(
+        self,
+        llm: LLM,
+        retriever: Retriever | None,
+        *,
+        reader: str = "llm",
+        max_concurrent: int = 2,
+        max_question_tokens: int = 512,
+    ) -> None:
+        if max_concurrent < 1:
+            raise ValueError("max_concurrent must be at least 1")
+        self.llm = CancellableLLM(llm)
+        self.retriever = retriever
+        self.reader = reader
+        self.max_concurrent = max_concurrent
+        self.max_question_tokens = max_question_tokens
+        self._tokenize = _tokenizer(llm)
+        self._busy = 0
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_concurrent, thread_name_prefix="answer")
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        return tuple(registry.METHODS)
+
+    @property
+    def busy(self) -> int:
+        return self._busy
+
+    def describe(self) -> dict[str, str]:
+        return {
+            "llm": f"{self.llm.backend}:{self.llm.model}",
+            "retriever": type(self.retriever).__name__,
+        }
+
+    # -- input checks and method building (ValueError: the client's fault) -----------------
+    def check_question(self, question: str) -> None:
+        """Refuse questions that would not fit the local model's context with the prompts."""
+        if self._tokenize is None:
+            return
+        n = len(self._tokenize(question))
+        if n > self.max_question_tokens:
+            raise ValueError(
+                f"the question is {n} tokens long; this service accepts at most "
+                f"{self.max_question_tokens} (the prompts around it must fit the model's context)"
+            )
+
+    def build(self, name: str, options: dict[str, Any]) -> Method:
+        options = dict(options)
+        k = options.pop("k", None)
+        dedup = options.pop("dedup", "auto")
+        try:
+            return registry.build_method(
+                name, self.llm, self.retriever, k=k, reader=self.reader, dedup=dedup, **options
+            )
+        except TypeError as e:  # an option the method does not take
+            raise ValueError(f"invalid options for {name}: {e}") from None
+
+    # -- running ---------------------------------------------------------------------------
+    def acquire(self) -> None:
+        with self._lock:
+            if self._busy >= self.max_concurrent:
+                raise ServiceBusy(f"all {self.max_concurrent} answer slot(s) are busy")
+            self._busy += 1
+
+    def release(self) -> None:
+        with self._lock:
+            self._busy -= 1
+
+    async def answer(
+        self,
+        method: Method,
+        question: str,
+        timeout: float,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+    ) -> Trace:
+        """Run ``method`` in a worker thread; the caller has :meth:`acquire`\\ d a slot, which is
+        released when the work ends (not when this returns). Raises ``TimeoutError``."""
+        cancel = threading.Event()
+
+        def work() -> Trace:
+            _CANCEL.set(cancel)  # this thread's own context (copied below)
+            if on_event is None:
+                return method.run(question)
+            with listening(on_event):
+                return method.run(question)
+
+        loop = asyncio.get_running_loop()
+        ctx = contextvars.copy_context()
+        try:
+            fut = loop.run_in_executor(self._pool, ctx.run, work)
+        except BaseException:
+            self.release()
+            raise
+        fut.add_done_callback(lambda _: self.release())
+        try:
+            return await asyncio.wait_for(asyncio.shield(fut), timeout)
+        except BaseException:  # timeout, or the client went away: stop the work
+            cancel.set()
+            fut.add_done_callback(_consume)
+            raise
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _consume(fut: asyncio.Future[Any]) -> None:
+    # Retrieve the abandoned work's exception so asyncio does not log it as never retrieved.
+    if not fut.cancelled():
+        fut.exception()
