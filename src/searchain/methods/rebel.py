@@ -1,0 +1,362 @@
+"""REBEL (Sodani, Moos, Mirman 2023): recursive decomposition over tools described in natural
+language, as the paper's Algorithm 1.
+
+``solve(Q, facts)``: split Q into subquestions (a JSON list), drop those that are near-copies
+of Q (MiniLM cosine > 0.98; then the rest may not split again), solve each in order — every
+answer becomes a fact ``(subquestion, answer)`` passed to all later ones — then ask whether
+Q is answerable from memory; if so answer from the facts, else pick a tool (by number),
+write its input (a JSON object, validated against the tool's schema before any call), call
+it and answer from its output (truncated to 15,000 characters, as in the paper).
+
+Budgets keep the recursion finite and cheap: ``max_depth`` (the reference code's 3),
+``max_llm_calls`` and ``max_tool_calls``. Running out of LLM calls ends the recursion and
+answers the question from the facts gathered so far with one reserved call; running out of
+tool calls makes later steps answer from memory. Either is noted in ``trace.meta["limits"]``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from searchain import prompts
+from searchain.events import emit
+from searchain.llm import LLM
+from searchain.methods.rebel_parse import (
+    parse_json_object,
+    parse_subquestions,
+    parse_tool_number,
+    parse_yes_no,
+)
+from searchain.text import normalize_answer
+from searchain.tools.base import OUTPUT_CHARS, Tool, ToolError, ToolOutput, truncate
+from searchain.types import Node, Passage, Trace
+
+Fact = tuple[str, str]
+
+
+@dataclass
+class RebelConfig:
+    max_depth: int = 3  # subquestions of subquestions ... at most this deep (root = 0)
+    max_llm_calls: int = 40  # per question, including one reserved for the final answer
+    max_tool_calls: int = 12  # per question
+    max_subquestions: int = 4  # per split; more are dropped (noted)
+    dedup_threshold: float = 0.98  # the paper's cosine threshold against the parent
+    memory_check: str = "llm"  # "llm" (the paper) or "never" (always use a tool if any)
+    output_chars: int = OUTPUT_CHARS  # tool output kept (trace and prompt), as in the paper
+    context_chars: int = 6_000  # of that, what the answering prompt shows (4k-token models)
+    split_tokens: int = 96
+    input_tokens: int = 48
+    answer_tokens: int = 48
+
+    def __post_init__(self) -> None:
+        if self.max_depth < 0 or self.max_llm_calls < 1 or self.max_tool_calls < 0:
+            raise ValueError("REBEL budgets: max_depth >= 0, max_llm_calls >= 1, tools >= 0")
+        if self.memory_check not in ("llm", "never"):
+            raise ValueError("memory_check must be 'llm' or 'never'")
+        if not 0 < self.dedup_threshold <= 1:
+            raise ValueError("dedup_threshold must be in (0, 1]")
+
+
+class _OutOfCalls(Exception):
+    pass
+
+
+@dataclass
+class _State:
+    trace: Trace
+    llm_calls: int = 0
+    tool_calls: int = 0
+    facts: list[Fact] = field(default_factory=list)  # every fact found, in order
+    references: dict[str, Passage] = field(default_factory=dict)
+
+
+def render_memory(facts: list[Fact]) -> str:
+    if not facts:
+        return ""
+    return "Facts:\n" + "".join(f"- {q} {a}\n" for q, a in facts) + "\n"
+
+
+class Rebel:
+    name = "rebel"
+
+    def __init__(
+        self,
+        llm: LLM,
+        tools: list[Tool],
+        config: RebelConfig | None = None,
+        *,
+        embedder: Any = None,
+    ) -> None:
+        names = [t.name for t in tools]
+        if len(set(names)) != len(names):
+            raise ValueError(f"tool names must be unique: {names}")
+        self.llm, self.tools, self.cfg = llm, list(tools), config or RebelConfig()
+        self.embedder = embedder  # searchain.readers.similarity.Embedder, or None: exact match
+        self.tool_list = "\n".join(f"tool {i}: {t.description}" for i, t in enumerate(tools, 1))
+
+    # -- the algorithm ------------------------------------------------------------------
+    def run(self, question: str) -> Trace:
+        t0 = time.perf_counter()
+        trace = Trace(question=question, method=self.name)
+        state = _State(trace)
+        emit("start", method=self.name, question=question)
+        limits: list[str] = []
+        trace.meta.update(limits=limits, dedup="embedding" if self.embedder else "exact")
+        try:
+            answer = self._solve(state, question, [], 0, True, None)
+        except _OutOfCalls:
+            limits.append(
+                f"max_llm_calls ({self.cfg.max_llm_calls}) reached: recursion stopped, answered "
+                f"from the {len(state.facts)} fact(s) found so far"
+            )
+            root = trace.nodes[0]
+            answer = self._answer_from_memory(state, question, state.facts, reserved=True)
+            root.answer, root.source = answer, "llm"
+            root.meta.update(facts=[list(f) for f in state.facts], stopped="max_llm_calls")
+        trace.answer = trace.final_content = answer
+        trace.references = list(state.references.values())
+        trace.rounds = 1
+        trace.meta.update(
+            facts=[list(f) for f in state.facts],
+            tools=[{"name": t.name, "description": t.description} for t in self.tools],
+            llm_calls=state.llm_calls,
+            tool_calls=state.tool_calls,
+            depth=max((n.meta["depth"] for n in trace.nodes), default=0),
+            budget={
+                "max_depth": self.cfg.max_depth,
+                "max_llm_calls": self.cfg.max_llm_calls,
+                "max_tool_calls": self.cfg.max_tool_calls,
+            },
+        )
+        trace.wall_seconds = time.perf_counter() - t0
+        emit("answer", text=answer)
+        return trace
+
+    def _solve(
+        self,
+        state: _State,
+        question: str,
+        facts: list[Fact],
+        depth: int,
+        allow_split: bool,
+        parent: Node | None,
+    ) -> str:
+        node = self._new_node(state, question, depth, parent)
+        known = list(facts)  # Memory_n: what the caller knew, then our subquestions' facts
+        if allow_split and depth < self.cfg.max_depth:
+            subs, child_split = self._split(state, node, known)
+            for sub in subs:
+                answer = self._solve(state, sub, known, depth + 1, child_split, node)
+                known.append((sub, answer))
+                state.facts.append((sub, answer))
+        else:
+            reason = "max depth reached" if allow_split else "the parent split copied its question"
+            node.meta["split"] = {"skipped": reason}
+        node.meta["facts"] = [list(f) for f in known]
+        node.answer = self._answer(state, node, known)
+        return node.answer
+
+    def _new_node(self, state: _State, q: str, depth: int, parent: Node | None) -> Node:
+        if parent is None:
+            node_id = "q"
+        else:
+            siblings = sum(1 for n in state.trace.nodes if n.parent == parent.id)
+            node_id = f"{parent.id}.{siblings + 1}"
+        node = Node(id=node_id, query=q, parent=parent.id if parent else None, meta={})
+        node.meta["depth"] = depth
+        state.trace.nodes.append(node)
+        return node
+
+    def _split(self, state: _State, node: Node, known: list[Fact]) -> tuple[list[str], bool]:
+        prompt = prompts.fill(
+            "rebel/split", tools=self.tool_list or "(none)", memory=render_memory(known),
+            question=node.query,
+        )  # fmt: skip
+        reply = self._llm(state, "split", prompt, self.cfg.split_tokens)
+        subs, how = parse_subquestions(reply)
+        info: dict[str, Any] = {"reply": reply, "parsed_as": how, "removed": []}
+        kept, allow = self._dedup(node.query, subs, info["removed"])
+        if len(kept) > self.cfg.max_subquestions:
+            for s in kept[self.cfg.max_subquestions :]:
+                info["removed"].append({"text": s, "reason": "over max_subquestions"})
+            kept = kept[: self.cfg.max_subquestions]
+        info["subquestions"] = kept
+        node.meta["split"] = info
+        for s in kept:
+            emit("subquestion", depth=node.meta["depth"] + 1, text=s)
+        return kept, allow
+
+    def _dedup(self, parent: str, subs: list[str], removed: list) -> tuple[list[str], bool]:
+        """Drop subquestions that copy the parent (then the rest may not split: the paper's
+        guard against unbounded recursion) or an earlier sibling."""
+        if not subs:
+            return [], True
+        if self.embedder is not None:
+            vecs = self.embedder.encode([parent, *subs])
+            sims = vecs[1:] @ vecs.T  # row i: sub i against parent (col 0) and subs
+        else:
+            norm = [normalize_answer(x) for x in [parent, *subs]]
+            sims = np.array([[float(a == b) for b in norm] for a in norm[1:]])
+        kept: list[int] = []
+        allow = True
+        for i, s in enumerate(subs):
+            to_parent = float(sims[i, 0])
+            if to_parent > self.cfg.dedup_threshold:
+                removed.append({"text": s, "reason": "copies the question", "cosine": to_parent})
+                allow = False
+                continue
+            dup = next((j for j in kept if float(sims[i, j + 1]) > self.cfg.dedup_threshold), None)
+            if dup is not None:
+                removed.append({"text": s, "reason": f"copies subquestion {dup + 1}",
+                                "cosine": float(sims[i, dup + 1])})  # fmt: skip
+                continue
+            kept.append(i)
+        return [subs[i] for i in kept], allow
+
+    def _answer(self, state: _State, node: Node, known: list[Fact]) -> str:
+        if not self.tools:
+            node.meta["memory_check"] = {"decision": "memory", "why": "no tools"}
+            return self._answer_from_memory(state, node.query, known, node=node)
+        if self.cfg.memory_check == "llm":
+            prompt = prompts.fill(
+                "rebel/memory_check", memory=render_memory(known), question=node.query
+            )
+            reply = self._llm(state, "memory_check", prompt, 2)
+            yes = parse_yes_no(reply)
+            # An unreadable reply means "not sure": look it up rather than guess.
+            decision = "memory" if yes else "tool"
+            node.meta["memory_check"] = {"reply": reply, "decision": decision}
+            if yes:
+                return self._answer_from_memory(state, node.query, known, node=node)
+        else:
+            node.meta["memory_check"] = {"decision": "tool", "why": "memory_check=never"}
+        if state.tool_calls >= self.cfg.max_tool_calls:
+            note = f"max_tool_calls ({self.cfg.max_tool_calls}) reached: answered from memory"
+            node.meta["note"] = note
+            if note not in state.trace.meta["limits"]:
+                state.trace.meta["limits"].append(note)
+            return self._answer_from_memory(state, node.query, known, node=node)
+        return self._use_tool(state, node, known)
+
+    def _use_tool(self, state: _State, node: Node, known: list[Fact]) -> str:
+        info: dict[str, Any] = {}
+        node.meta["tool"] = info
+        memory = render_memory(known)
+        if len(self.tools) == 1:
+            number, info["pick"] = 1, "the only tool"
+        else:
+            prompt = prompts.fill(
+                "rebel/pick_tool", tools=self.tool_list, memory=memory, question=node.query
+            )
+            reply = self._llm(state, "pick_tool", prompt, 4)
+            picked = parse_tool_number(reply, [t.name for t in self.tools])
+            info["pick_reply"] = reply
+            number = picked or 1
+            if picked is None:
+                info["pick"] = "unreadable reply: using tool 1"
+        tool = self.tools[number - 1]
+        info.update(name=tool.name, number=number)
+        try:
+            args = self._tool_input(state, tool, node.query, known, info)
+            emit("tool", name=tool.name)
+            state.tool_calls += 1
+            output = tool.invoke(args)
+        except ToolError as e:
+            info["error"] = str(e)
+            state.trace.errors.append(f"{node.id}: {e}")
+            node.meta["note"] = "the tool failed: answered from memory"
+            return self._answer_from_memory(state, node.query, known, node=node)
+        return self._answer_from_tool(state, node, known, output, info)
+
+    def _tool_input(
+        self, state: _State, tool: Tool, q: str, known: list[Fact], info: dict[str, Any]
+    ) -> dict[str, Any]:
+        names = tool.param_names
+        if not names:
+            info["input"] = {}
+            return {}
+        desc = f"<TOOL><ID>3</ID><DESC>{tool.description}</DESC>"
+        desc += f"<PARAMS>{tool.params_hint()}</PARAMS></TOOL>"
+        facts = " ".join(f"{a} {b}" for a, b in known)
+        # The prompt ends with the start of the object, '{"<first parameter>": "' for a string
+        # parameter, so a base model writes a value instead of describing one.
+        first = (tool.parameters.get("properties") or {})[names[0]]
+        prefix = "{" + json.dumps(names[0]) + ": " + ('"' if first.get("type") == "string" else "")
+        prompt = prompts.fill(
+            "rebel/tool_input", tool=desc, memory=f"<FACTS>{facts}</FACTS>" if known else "",
+            question=q, prefix=prefix,
+        )  # fmt: skip
+        reply = self._llm(state, "tool_input", prompt, self.cfg.input_tokens, ("</A>", "\n"))
+        info["input_reply"] = reply
+        parsed, how = parse_json_object(prefix + reply)
+        if parsed is None:
+            raise ToolError(f"tool {tool.name!r} input rejected: {how}; no call was made")
+        if tool.parameters.get("additionalProperties", True) is False:
+            extra = sorted(set(parsed) - set(names))
+            if extra:  # a rambling base model invents keys; only declared ones may be sent
+                info["ignored_keys"] = extra
+                parsed = {k: v for k, v in parsed.items() if k in names}
+        info["input"] = parsed
+        return tool.check_input(parsed)
+
+    def _answer_from_tool(
+        self, state: _State, node: Node, known: list[Fact], out: ToolOutput, info: dict
+    ) -> str:
+        text, cut = truncate(out.text, self.cfg.output_chars)
+        info.update(output=text, output_chars=len(out.text), truncated=cut, **out.meta)
+        shown, cut_more = truncate(text, self.cfg.context_chars)
+        if cut_more:
+            info["prompt_chars"] = len(shown)
+        for p in out.passages:
+            state.references.setdefault(p.id, p)
+        node.passages = list(out.passages)
+        prompt = prompts.fill(
+            "rebel/answer_tool", memory=render_memory(known), question=node.query,
+            tool_output=shown,
+        )  # fmt: skip
+        node.source = "tool"
+        return self._clean(self._llm(state, "answer_tool", prompt, self.cfg.answer_tokens))
+
+    def _answer_from_memory(
+        self,
+        state: _State,
+        q: str,
+        known: list[Fact],
+        *,
+        node: Node | None = None,
+        reserved: bool = False,
+    ) -> str:
+        prompt = prompts.fill("rebel/answer_memory", memory=render_memory(known), question=q)
+        if node is not None:
+            node.source = "llm"
+        reply = self._llm(state, "answer_memory", prompt, self.cfg.answer_tokens, reserved=reserved)
+        return self._clean(reply)
+
+    @staticmethod
+    def _clean(text: str) -> str:
+        return text.strip()
+
+    def _llm(
+        self,
+        state: _State,
+        purpose: str,
+        prompt: str,
+        max_tokens: int,
+        stop: tuple[str, ...] = ("\n",),
+        *,
+        reserved: bool = False,
+    ) -> str:
+        # One call is held back so a stopped recursion can still answer the question.
+        limit = self.cfg.max_llm_calls if reserved else self.cfg.max_llm_calls - 1
+        if state.llm_calls >= limit:
+            raise _OutOfCalls
+        state.llm_calls += 1
+        emit("llm", purpose=purpose)
+        result = self.llm.complete(prompt, max_tokens=max_tokens, stop=stop, temperature=0.0)
+        state.trace.usage.add(result.usage)
+        return result.text
