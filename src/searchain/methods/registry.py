@@ -21,7 +21,7 @@ SEARCHAIN_ABLATIONS: dict[str, dict[str, bool]] = {
 # the papers' name for retrieve-read.
 BASELINES = ("direct-prompting", "cot", "self-ask", "self-ask-no-search", "react")
 ALIASES = {"direct-retrieval": "retrieve-read"}
-METHODS = ("searchain", "retrieve-read", *SEARCHAIN_ABLATIONS, *BASELINES, *ALIASES)
+METHODS = ("searchain", "retrieve-read", "rebel", *SEARCHAIN_ABLATIONS, *BASELINES, *ALIASES)
 
 
 def make_reader(spec: str, llm: LLM) -> Any:
@@ -84,7 +84,33 @@ def build_method(
             cfg,
             embedder=make_embedder(dedup) if cfg.use_ir else None,
         )
+    if name == "rebel":
+        return _rebel(llm, retriever, k, dedup, options)
     raise ValueError(f"unknown method {name!r}; available: {', '.join(METHODS)}")
+
+
+def _rebel(
+    llm: LLM, retriever: Retriever | None, k: int | None, dedup: str, options: dict[str, Any]
+) -> Method:
+    """REBEL with ``tools=`` a tools file (YAML/TOML/JSON), a list of Tool objects, or None:
+    the paper's benchmark setting, a search tool over ``retriever``. Other options go to
+    RebelConfig (max_depth, max_llm_calls, max_tool_calls, memory_check, ...)."""
+    from searchain.methods.rebel import Rebel, RebelConfig
+    from searchain.tools import SearchTool, default_tools, load_tools
+
+    options = dict(options)
+    spec = options.pop("tools", None)
+    if spec is None:
+        tools = default_tools(retriever)
+    elif isinstance(spec, list | tuple):
+        tools = list(spec)
+    else:
+        tools = load_tools(spec, retriever)
+    if k:
+        for t in tools:
+            if isinstance(t, SearchTool):
+                t.k = k
+    return Rebel(llm, tools, RebelConfig(**options), embedder=make_embedder(dedup))
 
 
 def _baseline(
