@@ -17,3 +17,9 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 .venv/bin/python -m pip install -q --upgrade pip
 echo "Installing searchain${extras:+[$extras]} (the first install compiles llama.cpp: ~6 min on 2 cores)..." >&2
 .venv/bin/python -m pip install -q -e ".${extras:+[$extras]}"
+# The viewer's browser tests drive Debian's chromium with Playwright (no browser download).
+if [[ ",$extras," == *",test,"* ]] && [ ! -x /usr/bin/chromium ]; then
+  echo "Installing chromium for the viewer's browser tests (apt-get)..." >&2
+  if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+  $sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q chromium
+fi

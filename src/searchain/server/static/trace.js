@@ -1,0 +1,102 @@
+// A trace as a page section: the answer with clickable [n] marks, the cited passages, the
+// reasoning tree and the details of the selected node. Model text is only ever set with
+// textContent (never parsed as HTML).
+import { clip, legend, metaSummary, renderTree } from "./tree.js";
+
+function h(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") e.className = v;
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) if (c != null) e.append(c);
+  return e;
+}
+
+// "Paris is big [1]." -> text, <button class=cite>, text
+function answerWithMarks(text, trace, onCite) {
+  const p = h("p", { class: "answer", id: "answer" });
+  const origin = new Map((trace.citations || []).map((c) => [c.mark, c.origin]));
+  const refs = trace.references || [];
+  let last = 0;
+  for (const m of text.matchAll(/\[(\d+)\]/g)) {
+    p.append(text.slice(last, m.index));
+    const n = Number(m[1]);
+    if (n >= 1 && n <= refs.length && refs[n - 1].id) {
+      const post = origin.get(n) === "post-hoc";
+      const b = h("button", { type: "button", class: post ? "cite post-hoc" : "cite",
+        "data-ref": String(n), "aria-label": `Show passage ${n}${post ? " (attributed post hoc)" : ""}` },
+        `[${n}]`);
+      b.addEventListener("click", () => onCite(n));
+      p.append(b);
+    } else {
+      p.append(h("span", { class: "cite-bad", title: "points to no passage" }, m[0]));
+    }
+    last = m.index + m[0].length;
+  }
+  p.append(text.slice(last));
+  return p;
+}
+
+function nodeDetail(box, n) {
+  box.replaceChildren(h("h3", {}, `Node ${n.id}`));
+  const dl = h("dl");
+  const row = (k, v) => dl.append(h("dt", {}, k), h("dd", {}, v));
+  row("query", n.query);
+  row("answer", n.answer ?? "—");
+  row("source", n.source);
+  if (n.parent) row("parent", n.parent);
+  for (const [k, v] of Object.entries(n.meta || {})) {
+    row(k, typeof v === "object" ? JSON.stringify(v) : String(v));
+  }
+  for (const [i, p] of (n.passages || []).entries()) {
+    row(`passage ${i + 1}`, `${p.title ? p.title + ": " : ""}${p.text}`);
+  }
+  box.append(dl);
+}
+
+export function renderTrace(container, trace) {
+  container.replaceChildren();
+  const refsList = h("ol", { class: "refs", id: "refs" });
+  const highlight = (n) => {
+    refsList.querySelectorAll(".highlight").forEach((li) => li.classList.remove("highlight"));
+    const li = refsList.querySelector(`[data-ref="${n}"]`);
+    if (!li) return;
+    li.classList.add("highlight");
+    li.scrollIntoView({ block: "center", behavior: "smooth" });
+    li.focus({ preventScroll: true });
+  };
+  const text = trace.final_content || trace.answer || "(no answer)";
+  const card = h("section", { class: "card", "aria-label": "Answer" },
+    h("h2", {}, trace.question),
+    answerWithMarks(text, trace, highlight),
+    trace.answer && trace.answer !== text ? h("p", { class: "short" }, `Short answer: ${trace.answer}`) : null,
+    h("p", { class: "meta-line" }, `${trace.method} · ${trace.rounds} round(s) · ` +
+      `${trace.usage?.llm_calls ?? 0} LLM call(s) · ${(trace.wall_seconds ?? 0).toFixed(1)} s`));
+  for (const e of trace.errors || []) card.append(h("p", { class: "warn" }, `warning: ${e}`));
+  container.append(card);
+
+  const refs = trace.references || [];
+  const cited = new Set((trace.citations || []).filter((c) => c.passage_id).map((c) => c.mark));
+  refs.forEach((p, i) => {
+    const li = h("li", { "data-ref": String(i + 1), tabindex: "-1", id: `ref-${i + 1}` },
+      h("strong", {}, p.title || "(untitled)"), " ",
+      h("span", { class: "pid" }, `${p.id}${cited.has(i + 1) ? "" : " · not cited"}`),
+      h("div", {}, p.text));
+    refsList.append(li);
+  });
+  container.append(h("section", { class: "card", "aria-label": "References" },
+    h("h2", {}, "References"), refs.length ? refsList : h("p", {}, "No passages.")));
+
+  const detail = h("div", { class: "node-detail", "aria-live": "polite" },
+    h("p", { class: "meta-line" }, "Select a node (click, or Tab then Enter) to see its details."));
+  const wrap = h("div", { class: "tree-wrap", id: "tree" });
+  const n = (trace.nodes || []).length;
+  container.append(h("section", { class: "card", "aria-label": "Reasoning" },
+    h("h2", {}, `Reasoning (${n} node${n === 1 ? "" : "s"})`), legend(), wrap, detail));
+  renderTree(wrap, trace, (node) => nodeDetail(detail, node));
+  container.dataset.nodes = String(n);
+  return { highlight };
+}
+
+export { clip, metaSummary };
