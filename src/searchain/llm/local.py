@@ -151,7 +151,7 @@ class LocalLLM(LLM):
             block = flat.reshape(n_rows, self._n_vocab)
             if all_rows:
                 rows.append(block[max(0, rows_from - i) :].copy())  # type: ignore[operator]
-            else:
+            elif rows_from is None:  # batches before ``rows_from`` contribute no rows
                 rows = [block[0].copy()]
             i += size
         if rows_from is not None:
