@@ -1,0 +1,175 @@
+"""The papers' baselines (direct prompting, CoT, Self-Ask with and without search, ReAct): loop
+mechanics on recorded real model outputs over the real HotpotQA demo index, the parsers on the
+odd things base models write, and the real model once per family. Re-record with
+``SEARCHAIN_RECORD=1`` (delete tests/data/recordings/baselines.jsonl first)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from recordings import RECORD, recorded_llm
+from searchain import prompts
+from searchain.eval.datasets import DATASETS, load_dataset
+from searchain.events import listening
+from searchain.llm.local import LocalLLM
+from searchain.methods.baseline_util import final_answer
+from searchain.methods.react import INVALID, ReAct, parse_action
+from searchain.methods.registry import METHODS, build_method
+from searchain.methods.self_ask import SelfAsk, follow_ups, pairs
+from searchain.retrieval import BM25Index, default_index
+from searchain.types import Trace
+
+BASELINES = ("direct-prompting", "cot", "self-ask", "self-ask-no-search", "react")
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> BM25Index:
+    return default_index(cache_dir=tmp_path_factory.mktemp("cache"))
+
+
+@pytest.fixture(scope="module")
+def questions(data_dir) -> list[str]:
+    hotpot = [e.question for e in load_dataset("hotpotqa", limit=2, seed=None)]
+    return [*hotpot, load_dataset("bamboogle", limit=1, seed=None)[0].question]
+
+
+@pytest.fixture(scope="module")
+def llm():
+    return recorded_llm("baselines")
+
+
+def check_trace(trace: Trace, index: BM25Index, k: int) -> None:
+    assert trace.answer.strip() and trace.final_content.strip()
+    assert trace.usage.prompt_tokens > 0 and trace.usage.completion_tokens > 0
+    retrieved = [p.id for n in trace.nodes for p in n.passages]
+    assert [p.id for p in trace.references] == list(dict.fromkeys(retrieved))
+    for c in trace.citations:  # every mark points at a retrieved passage holding the answer
+        assert c.origin == "post-hoc" and trace.references[c.mark - 1].id == c.passage_id
+        assert f"[{c.mark}]" in c.sentence and c.sentence in trace.final_content
+    assert Trace.from_dict(json.loads(json.dumps(trace.to_dict()))) == trace
+
+
+@pytest.mark.parametrize("name", BASELINES)
+def test_replayed_runs_are_well_formed(name, llm, index, questions) -> None:
+    method = build_method(name, llm, index)
+    for q in questions:
+        events: list[dict] = []
+        with listening(events.append):
+            trace = method.run(q)
+        assert trace.method == name and trace.question == q
+        check_trace(trace, index, 3)
+        assert events[0]["event"] == "start" and events[-1]["event"] == "answer"
+        if not RECORD:
+            assert trace.usage.llm_calls == 0 and trace.usage.cached_calls >= 1
+
+
+def test_self_ask_follow_ups_are_answered_from_retrieval(llm, index, questions) -> None:
+    method = SelfAsk(llm, index, k=3)
+    trace = method.run(questions[0])
+    assert trace.nodes and trace.answer
+    for node in trace.nodes:
+        assert node.source == "retrieval"
+        assert [p.id for p in node.passages] == [p.id for p in index.search(node.query, k=3)]
+        # The reader's answer went back into the prompt the model continued from.
+        assert (
+            f"Follow up: {node.query}\nIntermediate answer: {node.answer}."
+            in (trace.meta["transcript"])
+        )
+    assert trace.meta["transcript"].rstrip().endswith(f"So the final answer is: {trace.answer}")
+    # The model's calls: one per follow-up to ask it and one to read for it, one to finish.
+    assert trace.usage.cached_calls + trace.usage.llm_calls == 2 * len(trace.nodes) + 1
+
+
+def test_self_ask_follow_up_budget_ends_cleanly_with_a_note(llm, index, questions) -> None:
+    trace = SelfAsk(llm, index, k=3, max_follow_ups=1).run(questions[0])
+    assert len(trace.nodes) == 1
+    assert any("follow-up budget (1) reached" in e for e in trace.errors)
+    assert trace.answer and trace.meta["transcript"].count("Follow up:") == 1
+    assert trace.meta["transcript"].rstrip().endswith(f"So the final answer is: {trace.answer}")
+
+
+def test_self_ask_without_search_never_retrieves(llm, questions) -> None:
+    trace = SelfAsk(llm, None).run(questions[0])
+    assert trace.method == "self-ask-no-search" and not trace.references
+    assert trace.nodes and all(n.source == "llm" and n.answer for n in trace.nodes)
+    assert trace.usage.cached_calls + trace.usage.llm_calls in (1, 2)
+
+
+def test_react_search_actions_really_retrieve(llm, index, questions) -> None:
+    trace = ReAct(llm, index, k=1).run(questions[0])
+    searches = [n for n in trace.nodes if n.meta["action"].startswith("Search[")]
+    assert searches, "the recorded model searches at least once"
+    seen: dict[str, int] = {}
+    for n in searches:
+        rank = seen.get(n.query.lower(), 0)  # a repeated query shows the next passage
+        expected = index.search(n.query, k=rank + 1)[rank:]
+        assert [p.id for p in n.passages] == [p.id for p in expected]
+        assert n.meta["observation"].startswith(f"{expected[0].title}:")
+        assert f"Observation {n.id}: {n.meta['observation']}" in trace.meta["transcript"]
+        seen[n.query.lower()] = rank + 1
+    assert trace.nodes[-1].meta["action"] == f"Finish[{trace.answer}]"
+
+
+def test_react_step_budget_forces_a_finish_with_a_note(llm, index, questions) -> None:
+    full = ReAct(llm, index, k=1).run(questions[0])
+    assert full.rounds >= 3, "the recorded run needs 3+ steps for this test"
+    trace = ReAct(llm, index, k=1, max_steps=2).run(questions[0])
+    assert trace.rounds == 2 and len(trace.nodes) == 3
+    assert trace.nodes[-1].meta["forced"] and trace.nodes[-1].answer == trace.answer
+    assert any("step budget (2) reached" in e for e in trace.errors)
+    assert trace.meta["transcript"].endswith("Observation 2: " + trace.nodes[1].meta["observation"])
+
+
+def test_parsers_on_odd_model_output() -> None:
+    assert final_answer("x\nSo the final answer is: Paris.\nQuestion: y") == "Paris"
+    assert final_answer('so the answer is "Joseph Ball"') == "Joseph Ball"
+    assert final_answer("So the final answer is:") == ""
+    assert final_answer("I do not know") is None
+    assert follow_ups(" Yes.\nFollow up: A?\nfollow-up : B?\nFollow up:\n") == ["A?", "B?"]
+    text = "Follow up: A?\nIntermediate answer: a.\nFollow up: B?\nIntermediate Answer: b\n"
+    text += "Follow up: C?"
+    assert pairs(text) == [("A?", "a"), ("B?", "b"), ("C?", "")]
+    assert parse_action(" Search[Colorado orogeny]\nObservation") == ("search", "Colorado orogeny")
+    assert parse_action("finish[ 1,800 to 7,000 ft ]") == ("finish", "1,800 to 7,000 ft")
+    assert parse_action("Search[Milhouse named after") == ("search", "Milhouse named after")
+    assert parse_action("I should search") == ("", "I should search")
+    assert parse_action("Lookup[eastern sector]") == ("lookup", "eastern sector")
+    assert "Search[query]" in INVALID
+
+
+def test_every_name_builds_and_ablations_are_configured(llm, index) -> None:
+    for name in METHODS:
+        method = build_method(name, llm, index, dedup="exact")
+        expected = "retrieve-read" if name == "direct-retrieval" else name
+        assert method.name == expected
+    cfg = build_method("searchain-no-ir", llm, index).config  # type: ignore[attr-defined]
+    assert (cfg.use_ir, cfg.verification, cfg.completion) == (False, True, True)
+    cfg = build_method("searchain-no-completion", llm, index, dedup="exact").config  # type: ignore[attr-defined]
+    assert (cfg.use_ir, cfg.verification, cfg.completion) == (True, True, False)
+    with pytest.raises(ValueError, match="needs a retriever"):
+        build_method("react", llm, None)
+
+
+def test_no_demo_comes_from_an_evaluated_data_set(data_dir) -> None:
+    demo_questions = set()
+    for name in ("direct", "cot", "self_ask", "react"):
+        body = prompts.load(f"baselines/{name}").body
+        demo_questions |= {q.strip().lower() for q in re.findall(r"^Question: (.+)$", body, re.M)}
+    demo_questions.discard("{question}")
+    assert len(demo_questions) == 7
+    for dataset in DATASETS:
+        asked = {e.question.strip().lower() for e in load_dataset(dataset)}
+        assert not demo_questions & asked, dataset
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["cot", "self-ask", "react"])  # one per family
+def test_recordings_match_the_real_model(name, index, questions) -> None:
+    live = build_method(name, LocalLLM(), index).run(questions[0])
+    replay = build_method(name, recorded_llm("baselines"), index).run(questions[0])
+    check_trace(live, index, 3)
+    assert live.final_content == replay.final_content, "recordings are stale: SEARCHAIN_RECORD=1"
+    assert [n.query for n in live.nodes] == [n.query for n in replay.nodes]
