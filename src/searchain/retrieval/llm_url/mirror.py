@@ -135,6 +135,8 @@ class MirrorServer:
         self.delays = {canonical_title(t): s for t, s in (delays or {}).items()}
         self.padding = {canonical_title(t): n for t, n in (padding or {}).items()}
         self.requests: list[str] = []  # paths asked for, in order (tests read it)
+        self.in_flight = self.max_in_flight = 0  # concurrent requests now / at most
+        self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer((host, port), _handler(self))
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -180,7 +182,25 @@ def _handler(server: MirrorServer) -> type[BaseHTTPRequestHandler]:
             pass
 
         def do_GET(self) -> None:
-            server.requests.append(self.path)
+            with server._lock:
+                server.requests.append(self.path)
+                server.in_flight += 1
+                server.max_in_flight = max(server.max_in_flight, server.in_flight)
+            self._counted = True
+            try:
+                self._get()
+            finally:
+                self._uncount()
+
+        def _uncount(self) -> None:
+            # Before the response is written: once the client has it, it may send the next
+            # request while this thread is still finishing up, which is not concurrency.
+            if self._counted:
+                self._counted = False
+                with server._lock:
+                    server.in_flight -= 1
+
+        def _get(self) -> None:
             path = urlsplit(self.path).path
             if not path.startswith("/wiki/"):
                 return self._send(404, "<h1>Not found</h1>")
@@ -193,6 +213,7 @@ def _handler(server: MirrorServer) -> type[BaseHTTPRequestHandler]:
                 page = render_page(asked, [_MISSING])
                 return self._send(404, page)
             if asked != title.replace(" ", "_") and asked != title:
+                self._uncount()
                 self.send_response(301)
                 self.send_header("Location", f"/wiki/{title_to_path(title)}")
                 self.send_header("Content-Length", "0")
@@ -209,6 +230,7 @@ def _handler(server: MirrorServer) -> type[BaseHTTPRequestHandler]:
 
         def _send(self, status: int, page: str) -> None:
             data = page.encode("utf-8")
+            self._uncount()
             self.send_response(status)
             self.send_header("Content-Type", "text/html; charset=UTF-8")
             self.send_header("Content-Length", str(len(data)))

@@ -25,7 +25,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 _CANDIDATE = re.compile(
     r"""(?ix)
     (?: https?:// | (?<![\w./@-]) (?:[a-z0-9-]+\.)*wikipedia\.org/ )
-    [^\s"'<>`\\^{}|]*
+    (?: (?!https?://) [^\s"'<>`\\^{}|] )*   # a glued-on next URL starts a new candidate
     """
 )
 _TRAILING = ".,;:!?*_~-'\"’”»…"

@@ -1,0 +1,309 @@
+"""LLM-URL without a model: the URL extractor on nasty generations, HTML cleaning, passage
+ranking, specs, metrics, and fetching through the real local mirror (missing page, redirect,
+slow page, oversized page, hostile private addresses, per-host limit, cache)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from itertools import chain
+from pathlib import Path
+
+import pytest
+
+from searchain.net.safe_http import UnsafeURLError, afetch
+from searchain.retrieval.corpus import read_documents
+from searchain.retrieval.demo import demo_corpus_path
+from searchain.retrieval.llm_url import (
+    Document,
+    FetchConfig,
+    MirrorCorpus,
+    MirrorServer,
+    PageFetcher,
+    build_prompt,
+    extract_urls,
+    html_to_text,
+    load_demos,
+    parse_spec,
+    rank_passages,
+    render_page,
+    split_document,
+)
+from searchain.retrieval.llm_url.evaluation import retrieval_metrics
+from searchain.retrieval.llm_url.generate import PRIMER
+from searchain.types import Node, Passage, Trace
+
+W = "https://en.wikipedia.org/wiki/"
+
+# (generation, expected usable titles in order, expected statuses of all candidates)
+EXTRACTION_TABLE = [
+    # Parentheses that belong to the title survive; trailing punctuation does not.
+    (f"{W}Kiss_and_Tell_(1945_film), {W}Shirley_Temple.",
+     ["Kiss and Tell (1945 film)", "Shirley Temple"], ["ok", "ok"]),
+    # Markdown link: the closing ")" of the link is not part of the URL.
+    (f"1. [Corliss Archer]({W}Corliss_Archer)\n2. [Film]({W}Kiss_and_Tell_(1945_film))",
+     ["Corliss Archer", "Kiss and Tell (1945 film)"], ["ok", "ok"]),
+    # Mobile host, http, fragment, percent-encoding, angle brackets.
+    ("<http://en.m.wikipedia.org/wiki/Caf%C3%A9#History>", ["Café"], ["ok"]),
+    # The research regex's [$-_] range admitted ',' '<' '=' and kept them: here they end it.
+    (f"{W}Paris,{W}London<br>{W}Rome;", ["Paris", "London", "Rome"], ["ok", "ok", "ok"]),
+    # Duplicates (case of the first letter, underscores vs %20, fragments) count once.
+    (f"{W}paris {W}Paris#Name {W}Paris", ["Paris"], ["ok"]),
+    (f"{W}New%20York_City {W}New_York_City", ["New York City"], ["ok"]),
+    # Bare host without a scheme; index.php?title= form.
+    ("see en.wikipedia.org/wiki/Big_Stone_Gap_(film) and "
+     "https://en.wikipedia.org/w/index.php?title=Adriana_Trigiani&oldid=5",
+     ["Big Stone Gap (film)", "Adriana Trigiani"], ["ok", "ok"]),
+    # Off-domain, private and credential tricks are reported, never usable.
+    ("http://127.0.0.1:8080/wiki/X http://169.254.169.254/latest/meta-data "
+     f"https://en.wikipedia.org@10.0.0.1/wiki/Y https://fr.wikipedia.org/wiki/Paris {W}Z",
+     ["Z"], ["off_domain", "off_domain", "malformed", "off_domain", "ok"]),
+    # Not articles: empty title, namespaces, bad percent-encoding, forbidden characters.
+    (f"{W} {W}File:Cat.jpg {W}Special:Random {W}%E2%28 {W}A%7CB {W}Real",
+     ["Real"], ["malformed"] * 5 + ["ok"]),
+    # Quotes around URLs, trailing '...' and '!'.
+    (f'"{W}Hank_Snow", \'{W}Publix\'... {W}Tennessee!', ["Hank Snow", "Publix", "Tennessee"],
+     ["ok", "ok", "ok"]),
+    # Nothing URL-like at all.
+    ("I do not know which pages have the answer.", [], []),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "titles", "statuses"), EXTRACTION_TABLE)
+def test_extractor_on_nasty_generations(text: str, titles: list[str], statuses: list[str]) -> None:
+    ex = extract_urls(text, m=10)
+    assert [u.title for u in ex.urls] == titles
+    assert [c.status for c in ex.candidates] == statuses
+    for u in ex.urls:
+        assert u.url == W + u.url.removeprefix(W)  # canonical https desktop URL
+        assert "#" not in u.url and "?" not in u.url
+
+
+def test_extractor_caps_at_m_and_counts_duplicates() -> None:
+    text = "\n".join(f"{W}T{i}" for i in range(8)) + f"\n{W}T0"
+    ex = extract_urls(text, m=3)
+    assert [u.title for u in ex.urls] == ["T0", "T1", "T2"]
+    assert ex.duplicates == 0  # candidates past the m-th usable URL are not looked at
+    assert extract_urls(f"{W}A {W}A {W}B", m=5).duplicates == 1
+
+
+def test_primer_continuation_is_read_whole() -> None:
+    # The prompt ends with the primer; the model continues "/Title\nhttps://...".
+    ex = extract_urls(PRIMER + "/Corliss_Archer\nhttps://en.wikipedia.org/wiki/Shirley_Temple")
+    assert [u.title for u in ex.urls] == ["Corliss Archer", "Shirley Temple"]
+
+
+def test_prompts_zero_and_few_shot() -> None:
+    zero = build_prompt("Who wrote  Hamlet?", 3)
+    assert zero == f"Who wrote Hamlet? Which 3 Wikipedia URLs would have the answer?\n{PRIMER}"
+    assert build_prompt("Q?", 1).endswith("Which Wikipedia URL has the answer?\n" + PRIMER)
+    demos = load_demos(d=10)
+    assert len(demos) == 10 and all(d.urls for d in demos)
+    few = build_prompt("Who wrote Hamlet?", 5, demos)
+    assert few.count("Wikipedia URL") == 11 and few.endswith(PRIMER)
+    assert demos[0].question in few and demos[0].urls[0] in few
+    with pytest.raises(ValueError):
+        build_prompt("Q?", 11)
+
+
+def test_demos_come_from_a_train_split_not_the_evaluated_one(data_dir: Path) -> None:
+    import json
+
+    demo_qs = {d.question for d in load_demos(d=10)}
+    train = json.loads((data_dir / "musique" / "musique_train.json").read_text())
+    assert demo_qs <= {r["question"] for r in train}
+    with (data_dir / "hotpotqa" / "dev_subsampled.jsonl").open() as f:
+        hotpot = {json.loads(line)["question_text"] for line in f}
+    assert not demo_qs & hotpot
+
+
+def test_bad_demo_file_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "demos.jsonl"
+    bad.write_text('{"question": "q", "urls": ["u"]}\n{"question": "no urls"}\n')
+    with pytest.raises(ValueError, match="line 2"):
+        load_demos(bad)
+
+
+def test_html_to_text_drops_chrome_and_clutter() -> None:
+    page = html_to_text(render_page("Kiss and Tell (1945 film)", ["First para.", "Second one."]))
+    assert page.title == "Kiss and Tell (1945 film)"
+    assert page.text == "First para.\nSecond one."
+    messy = (
+        "<html><head><title>X - Wikipedia</title><script>var a=1</script></head><body>"
+        "<nav>Main page</nav><div id='mw-content-text'><div class='mw-parser-output'>"
+        "<p>Alpha <b>beta<sup class='reference'>[3]</sup> gamma<p>Delta &amp; epsilon"
+        "<table class='navbox'><tr><td>Nav junk</td></tr></table><ul><li>One<li>Two</ul>"
+        "<h2>History<span class='mw-editsection'>[edit]</span></h2></span></div></div>"
+        "<footer>Privacy policy</footer></body></html>"
+    )
+    page = html_to_text(messy)
+    assert page.title == "X"
+    assert page.text.splitlines() == ["Alpha beta gamma", "Delta & epsilon", "One", "Two",
+                                      "History"]  # fmt: skip
+    # A page without MediaWiki's content container: the body text, chrome still dropped.
+    plain = html_to_text("<body><nav>menu</nav><p>Just text</p><script>x()</script></body>")
+    assert plain.text == "Just text"
+
+
+def test_split_and_rank_passages(data_dir: Path) -> None:
+    import json
+
+    art = json.loads((data_dir / "wikipedia" / "physics_articles_10.json").read_text())[0]
+    doc = Document("u", art["title"], art["text"])
+    passages = split_document(doc)
+    assert len(passages) > 50
+    assert [p.id for p in passages[:3]] == [f"{art['title']}#{i}" for i in range(3)]
+    assert all(len(p.text.split()) <= 100 and p.title == art["title"] for p in passages)
+    assert " ".join(" ".join(p.text.split()) for p in passages).split() == art["text"].split()
+    top = rank_passages("In which city was Aristotle born?", passages, 3)
+    assert len(top) == 3 and top[0].score >= top[1].score >= top[2].score > 0
+    assert any("Stagira" in p.text for p in top)
+    # No query term matches: ties keep page order.
+    assert [p.id for p in rank_passages("zzzq xxyq", passages, 2)] == [
+        passages[0].id,
+        passages[1].id,
+    ]
+
+
+def test_specs() -> None:
+    cfg = parse_spec("llm-url:http://127.0.0.1:8765")
+    assert cfg.fetch.base_url == "http://127.0.0.1:8765" and cfg.m == 10 and cfg.shots == 10
+    cfg = parse_spec("llm-url:base=http://127.0.0.1:1,m=3,shots=0,per-host=2,cache=off")
+    assert (cfg.m, cfg.shots, cfg.fetch.per_host, cfg.fetch.cache) == (3, 0, 2, False)
+    bad_specs = [
+        ("llm-url:m=0", "between 1 and 10"),
+        ("llm-url:colour=red", "unknown"),
+        ("llm-url:base=file:///etc/passwd", "http"),
+        ("llm-url:m", "key=value"),
+    ]
+    for bad, why in bad_specs:
+        with pytest.raises(ValueError, match=why):
+            parse_spec(bad)
+
+
+def test_retrieval_metrics() -> None:
+    ranked = [Passage("A#0", "nothing here", "A"), Passage("B#0", "Paris is big", "B")]
+    trace = Trace("q", "retrieve-read", nodes=[Node("1", "q", passages=ranked)])
+    trace.meta["retrieval"] = [{
+        "retriever": "llm-url", "valid_url_share": 0.5, "m": 4,
+        "urls": [{"url": W + "A"}, {"url": W + "B"}, {"url": None}],
+        "documents": [{"url": W + "B", "title": "B", "text": "a long page about Paris"}],
+    }]  # fmt: skip
+    m = retrieval_metrics(trace, ["Paris"])
+    assert m["passage_recall@1"] == 0.0 and m["passage_recall@10"] == 1.0
+    assert m["doc_recall@1"] == 1.0  # the model's first fetched page has the answer
+    assert m["valid_url_share"] == 0.5 and m["urls_named"] == 2
+    bm25 = Trace("q", "retrieve-read", nodes=[Node("1", "q", passages=ranked)])
+    assert retrieval_metrics(bm25, ["Paris"]) == {
+        "passage_recall@1": 0.0, "passage_recall@10": 1.0,
+        "doc_recall@1": 0.0, "doc_recall@10": 1.0,
+    }  # fmt: skip
+    assert retrieval_metrics(Trace("q", "searchain"), ["Paris"]) == {}
+
+
+# -- fetching through the real mirror ---------------------------------------------------------
+
+SLOW, BIG = "Slow page", "Huge page"
+
+
+@pytest.fixture(scope="module")
+def mirror(data_dir: Path):
+    docs = [Passage("s", "A page that takes its time.", SLOW), Passage("h", "Big start.", BIG)]
+    physics = data_dir / "wikipedia" / "physics_articles_10.json"
+    corpus = MirrorCorpus(chain(read_documents(demo_corpus_path()), read_documents(physics), docs))
+    with MirrorServer(corpus, delays={SLOW: 3.0}, padding={BIG: 3_000_000}) as server:
+        yield server
+
+
+def fetcher(mirror: MirrorServer, tmp_path: Path, **options) -> PageFetcher:
+    options.setdefault("retries", 0)
+    return PageFetcher(FetchConfig(base_url=mirror.url, cache_dir=str(tmp_path), **options))
+
+
+def test_fetch_page_missing_page_and_redirect(mirror: MirrorServer, tmp_path: Path) -> None:
+    f = fetcher(mirror, tmp_path)
+    ok, missing, redirected = f.fetch_titles(
+        ["Aristotle", "No such article", "kiss and tell (1945 film)"]
+    )
+    assert ok.status == "fetched" and ok.http_status == 200 and ok.page_title == "Aristotle"
+    assert len(ok.text.split()) > 5000 and "Privacy policy" not in ok.text
+    assert missing.status == "not_found" and missing.http_status == 404 and not missing.text
+    assert redirected.status == "fetched"
+    assert redirected.final_url == f"{mirror.url}/wiki/Kiss_and_Tell_(1945_film)"
+    assert redirected.page_title == "Kiss and Tell (1945 film)"
+    assert "Shirley Temple" in redirected.text
+
+
+def test_slow_page_times_out_and_others_still_arrive(mirror: MirrorServer, tmp_path) -> None:
+    f = fetcher(mirror, tmp_path, timeout_s=0.5)
+    t0 = time.perf_counter()
+    slow, fine = f.fetch_titles([SLOW, "Aristotle"])
+    assert time.perf_counter() - t0 < 2.5
+    assert slow.status == "error" and "time" in slow.error.lower()
+    assert fine.status == "fetched"
+
+
+def test_oversized_page_is_truncated_or_refused(mirror: MirrorServer, tmp_path: Path) -> None:
+    page = fetcher(mirror, tmp_path, max_bytes=200_000).fetch_titles([BIG])[0]
+    assert page.status == "fetched" and page.truncated and "Big start." in page.text
+    refused = fetcher(mirror, tmp_path / "e", max_bytes=200_000, oversize="error")
+    assert refused.fetch_titles([BIG])[0].status == "error"
+
+
+async def test_hostile_private_addresses_are_refused(mirror: MirrorServer, tmp_path) -> None:
+    f = fetcher(mirror, tmp_path)
+    port = mirror.url.rsplit(":", 1)[1]
+    before = len(mirror.requests)
+    hostile = [
+        f"http://127.0.0.1:{int(port) + 1}/wiki/Aristotle",  # loopback, but not the opted-in port
+        f"http://2130706433:{port}/wiki/Aristotle",  # 127.0.0.1 in decimal
+        f"http://[::ffff:127.0.0.1]:{port}/wiki/Aristotle",  # IPv6-mapped loopback
+        "http://169.254.169.254/latest/meta-data/",  # cloud metadata
+        "http://10.0.0.1/wiki/Aristotle",
+        f"http://localhost:{port}/wiki/Aristotle",
+    ]
+    for url in hostile:
+        with pytest.raises(UnsafeURLError):
+            await afetch(url, policy=f.policy)
+    assert len(mirror.requests) == before  # nothing reached the mirror
+    # Without an explicit base URL nothing local is allowed at all.
+    real = PageFetcher(FetchConfig(cache=False))
+    with pytest.raises(UnsafeURLError):
+        await afetch(f"{mirror.url}/wiki/Aristotle", policy=real.policy)
+    # A model-written URL only ever contributes a title: the host it names is never asked.
+    assert [c.status for c in extract_urls(f"{mirror.url}/wiki/Aristotle").candidates] == [
+        "off_domain"
+    ]
+
+
+def test_per_host_limit_and_cache(mirror: MirrorServer, tmp_path: Path) -> None:
+    titles = ["Aristotle", "Academy Awards", "Alien", "Astronomer", "Anatomy", "Albert Einstein"]
+    mirror.delays.update(dict.fromkeys(titles, 0.3))  # long enough for requests to overlap
+    deadline = time.monotonic() + 5
+    while mirror.in_flight and time.monotonic() < deadline:  # e.g. the slow page's handler
+        time.sleep(0.05)
+    try:
+        mirror.max_in_flight = 0
+        f = fetcher(mirror, tmp_path, per_host=2)
+        first = f.fetch_titles(titles)
+        assert all(p.status == "fetched" and not p.cached for p in first)
+        assert mirror.max_in_flight == 2
+        mirror.max_in_flight = 0
+        fetcher(mirror, tmp_path / "wide", per_host=6).fetch_titles(titles)
+        assert mirror.max_in_flight > 2
+    finally:
+        for t in titles:
+            mirror.delays.pop(t)
+    before = len(mirror.requests)
+    again = f.fetch_titles(titles)
+    assert len(mirror.requests) == before  # served from the page cache
+    assert all(p.cached for p in again)
+    assert [p.text for p in again] == [p.text for p in first]
+    assert f.stats.cache_hits == len(titles)
+
+
+def test_fetch_from_inside_a_running_loop(mirror: MirrorServer, tmp_path: Path) -> None:
+    async def inside() -> str:
+        return fetcher(mirror, tmp_path).fetch_titles(["Aristotle"])[0].status
+
+    assert asyncio.run(inside()) == "fetched"
