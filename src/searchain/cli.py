@@ -64,6 +64,14 @@ RetrieverOpt = Annotated[
         "llm-url:base=http://127.0.0.1:8765,m=5,shots=0",
     ),
 ]
+ToolsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="REBEL tools file (YAML/TOML/JSON): built-in search and calculator, HTTP APIs. "
+        "Default: a search tool over the retriever.",
+        show_default=False,
+    ),
+]
 DenseIndexOpt = Annotated[
     Path | None,
     typer.Option(help="A dense index directory (default: the demo corpus).", show_default=False),
@@ -245,8 +253,9 @@ def ask(
         str,
         typer.Option(
             help="[bold]searchain[/] (plan a chain of queries, "
-            "verify and complete it with IR, trace citations) or "
-            "[bold]retrieve-read[/] (top-k passages, one answer)."
+            "verify and complete it with IR, trace citations), "
+            "[bold]retrieve-read[/] (top-k passages, one answer) or "
+            "[bold]rebel[/] (recursive subquestions answered with tools, see --tools)."
         ),
     ] = "searchain",
     task: Annotated[
@@ -311,7 +320,22 @@ def ask(
             help="Cosine similarity (MiniLM) at which a query counts as already processed."
         ),
     ] = 0.97,
-    show_tree: Annotated[bool, typer.Option(help="Show the Tree-of-Reasoning.")] = False,
+    tools: ToolsOpt = None,
+    max_depth: Annotated[int, typer.Option(help="REBEL: deepest level of subquestions.")] = 3,
+    max_llm_calls: Annotated[
+        int, typer.Option(help="REBEL: LLM calls per question (then it answers from the facts).")
+    ] = 40,
+    max_tool_calls: Annotated[int, typer.Option(help="REBEL: tool calls per question.")] = 12,
+    memory_check: Annotated[
+        str,
+        typer.Option(
+            help="REBEL: [bold]llm[/] (the paper: ask whether memory suffices) or "
+            "[bold]never[/] (always use a tool)."
+        ),
+    ] = "llm",
+    show_tree: Annotated[
+        bool, typer.Option(help="Show the Tree-of-Reasoning (REBEL: the recursion tree).")
+    ] = False,
     cache: Annotated[bool, typer.Option(help="Use the on-disk LLM call cache.")] = True,
     threads: Annotated[
         int | None,
@@ -359,6 +383,14 @@ def ask(
                 template=str(template) if template else None,
                 dedup_threshold=dedup_threshold,
             )
+        elif method == "rebel":
+            options = dict(
+                tools=str(tools) if tools else None,
+                max_depth=max_depth,
+                max_llm_calls=max_llm_calls,
+                max_tool_calls=max_tool_calls,
+                memory_check=memory_check,
+            )
         runner = build_method(method, client, idx, k=k, reader=reader, **options)  # type: ignore[arg-type]
     except (LLMError, ValueError, ImportError, FileNotFoundError) as e:
         _fail(str(e))
@@ -370,7 +402,11 @@ def ask(
     if json_out:
         print(json.dumps(trace.to_dict(), ensure_ascii=False, indent=2))
         return
-    if show_tree:
+    if show_tree and trace.method == "rebel":
+        from searchain.methods.rebel_render import recursion_tree
+
+        console.print(recursion_tree(trace))
+    elif show_tree:
         from searchain.render import tree_of_reasoning
 
         console.print(tree_of_reasoning(trace))
@@ -440,6 +476,7 @@ def eval_(
             "direct-retrieval needs -k 10.",
         ),
     ] = None,
+    tools: ToolsOpt = None,
 ) -> None:
     """Run methods over a dataset into a run directory: every finished item is appended to
     results.jsonl (fsynced), failures are recorded and counted, and re-running the same
@@ -479,6 +516,15 @@ def eval_(
     }
     if k is not None:  # only when set, so earlier run directories keep their config hash
         config["k"] = k
+    if tools is not None:  # REBEL's tools file, by content
+        import hashlib
+
+        if not tools.is_file():
+            _fail(f"tools file not found: {tools}")
+        config["tools"] = {
+            "path": str(tools),
+            "sha256": hashlib.sha256(tools.read_bytes()).hexdigest(),
+        }
     try:
         prepare_run_dir(out, config)
     except RunConfigMismatch as e:
@@ -496,9 +542,7 @@ def eval_(
         sc_task = family if family in ("yesno", "factcheck", "longform") else "multihop"
         runners = {
             n: _with_reports(
-                build_method(
-                    n, client, r, k=k, **({"task": sc_task} if n == "searchain" else {})
-                ).run,  # type: ignore[arg-type]
+                build_method(n, client, r, k=k, **_eval_options(n, sc_task, tools)).run,  # type: ignore[arg-type]
                 retriever,
             )
             for n in names
@@ -534,6 +578,14 @@ def eval_(
     result = {"run": str(out), "done": summary.done, "failed": summary.failed,
               "skipped": summary.skipped, "seconds": round(summary.seconds, 2)}  # fmt: skip
     console.print_json(json.dumps(result))
+
+
+def _eval_options(method: str, sc_task: str, tools: Path | None) -> dict[str, object]:
+    if method == "searchain":
+        return {"task": sc_task}
+    if method == "rebel" and tools is not None:
+        return {"tools": str(tools)}
+    return {}
 
 
 @app.command()
