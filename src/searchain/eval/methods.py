@@ -1,0 +1,74 @@
+"""What an evaluation runs, as a small picklable value: which methods, on which LLM and
+retriever. ``build()`` turns it into the callables the runner calls; a Ray worker receives
+the spec (not a loaded model) and builds its own copy once."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from searchain.types import Trace
+
+Runner = Callable[[str], Trace]
+
+
+@dataclass(frozen=True)
+class MethodsSpec:
+    names: tuple[str, ...]
+    llm: str = "local"
+    model: str | None = None
+    base_url: str | None = None
+    api: str = "completions"
+    cache: bool = True
+    retriever: str = "bm25"
+    index: str | None = None
+    dense_index: str | None = None
+    task: str = "multihop"  # SearChain's prompt family (multihop, yesno, factcheck, longform)
+    threads: int | None = None
+
+    def build(self) -> dict[str, Runner]:
+        return {name: m.run for name, m in self.build_methods().items()}
+
+    def build_methods(self) -> dict[str, Any]:
+        from searchain.llm import make_llm
+        from searchain.methods.registry import build_method
+        from searchain.retrieval.factory import open_retriever
+
+        client = make_llm(
+            self.llm,
+            model=self.model,
+            base_url=self.base_url,
+            api=self.api,
+            cache=self.cache,
+            n_threads=self.threads,
+        )
+        retriever = open_retriever(self.retriever, index=self.index, dense_index=self.dense_index)
+        out = {}
+        for name in self.names:
+            options = {"task": self.task} if name.startswith("searchain") else {}
+            out[name] = build_method(name, client, retriever, **options)  # type: ignore[arg-type]
+        return out
+
+
+def describe(method: Any) -> dict[str, Any]:
+    """A method's effective configuration, for the run manifest: its class and its settings
+    (SearChain's config dataclass, or a baseline's plain attributes)."""
+    out: dict[str, Any] = {"name": method.name, "class": type(method).__name__}
+    config = getattr(method, "config", None)
+    if dataclasses.is_dataclass(config) and not isinstance(config, type):
+        out.update(dataclasses.asdict(config))
+    else:
+        out.update(
+            {
+                k: v
+                for k, v in vars(method).items()
+                if not k.startswith("_") and isinstance(v, str | int | float | bool)
+            }
+        )
+    for part in ("retriever", "reader"):
+        obj = getattr(method, part, None)
+        if obj is not None:
+            out[part] = type(obj).__name__
+    return out
