@@ -21,7 +21,10 @@ SEARCHAIN_ABLATIONS: dict[str, dict[str, bool]] = {
 # the papers' name for retrieve-read.
 BASELINES = ("direct-prompting", "cot", "self-ask", "self-ask-no-search", "react")
 ALIASES = {"direct-retrieval": "retrieve-read"}
-METHODS = ("searchain", "retrieve-read", "rebel", *SEARCHAIN_ABLATIONS, *BASELINES, *ALIASES)
+METHODS = (
+    "searchain", "retrieve-read", "rebel", "thinkcite", *SEARCHAIN_ABLATIONS, *BASELINES,
+    *ALIASES,
+)  # fmt: skip
 
 
 def make_reader(spec: str, llm: LLM) -> Any:
@@ -86,6 +89,8 @@ def build_method(
         )
     if name == "rebel":
         return _rebel(llm, retriever, k, dedup, options)
+    if name == "thinkcite":
+        return _thinkcite(llm, retriever, k, options)
     raise ValueError(f"unknown method {name!r}; available: {', '.join(METHODS)}")
 
 
@@ -111,6 +116,29 @@ def _rebel(
             if isinstance(t, SearchTool):
                 t.k = k
     return Rebel(llm, tools, RebelConfig(**options), embedder=make_embedder(dedup))
+
+
+def _thinkcite(
+    llm: LLM, retriever: Retriever | None, k: int | None, options: dict[str, Any]
+) -> Method:
+    """Think&Cite. ``judge=`` an NLI judge object, or ``nli=`` ``"llm"`` (default) / a local
+    HF NLI checkpoint path / ``None`` (R_a off); ``reference=`` the reference LLM of R_g (none:
+    R_a only, with a warning). Other options go to ThinkCiteConfig (max_iterations, family, ...)."""
+    from searchain.methods.thinkcite import ThinkCite, ThinkCiteConfig
+    from searchain.readers.nli import make_judge
+
+    options = dict(options)
+    judge = options.pop("judge", None)
+    nli = options.pop("nli", "llm")
+    reference = options.pop("reference", None)
+    if judge is None and nli:
+        judge = make_judge(nli, llm)
+    if retriever is None:
+        raise ValueError("thinkcite needs a retriever")
+    cfg = ThinkCiteConfig.from_options(**options)
+    if k:
+        cfg.agent.k = k
+    return ThinkCite(llm, retriever, judge=judge, reference=reference, config=cfg)
 
 
 def _baseline(

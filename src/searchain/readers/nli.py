@@ -77,6 +77,10 @@ class LLMJudge:
         self._memo = _Memo()
         self._can_score = True
 
+    def fork(self) -> LLMJudge:
+        """The same judge with its own memo and usage (one per question of a run)."""
+        return LLMJudge(self.llm, template=self.template, threshold=self.threshold)
+
     def prompt(self, premise: str, hypothesis: str) -> str:
         # Whole premise and hypothesis, never truncated (see the module docstring).
         return prompts.fill(self.template, premise=premise.strip(), hypothesis=hypothesis.strip())

@@ -1,0 +1,25 @@
+"""Think&Cite: attributed long-form answers by self-guided MCTS with a progress reward model.
+
+``mcts`` is the search, free of LLMs; ``prompting`` the action format and demos; ``agent`` the
+expansion step (think → search → reflect → cite); ``reward`` the progress reward (R_g + R_a);
+``method`` the searchain method returning a Trace. Spec: ``shared/spec/thinkcite.md``.
+"""
+
+from searchain.methods.thinkcite.agent import AgentConfig, ThinkCiteProblem
+from searchain.methods.thinkcite.mcts import MCTS, MCTSConfig, Reward, SearchResult, TreeNode
+from searchain.methods.thinkcite.method import ThinkCite, ThinkCiteConfig
+from searchain.methods.thinkcite.reward import ProgressReward, RewardConfig
+
+__all__ = [
+    "MCTS",
+    "AgentConfig",
+    "MCTSConfig",
+    "ProgressReward",
+    "Reward",
+    "RewardConfig",
+    "SearchResult",
+    "ThinkCite",
+    "ThinkCiteConfig",
+    "ThinkCiteProblem",
+    "TreeNode",
+]

@@ -1,0 +1,164 @@
+"""The Think&Cite agent as an MCTS problem: each expansion thinks a query, searches, reflects and
+searches again (bounded), then writes one cited sentence — or ends the answer.
+
+Reuse instead of re-querying (the research code re-encoded and re-asked needlessly):
+retrievals are cached per query for the whole search; the instruction and demos are one fixed
+prefix (the local backend keeps it in its KV cache); only the first action of a child is sampled
+(seeded by the node's place in the tree), every later call is greedy, so equal children and
+repeated runs hit the LLM call cache; reward parts are memoised per sentence and NLI pair.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from searchain.llm import LLM
+from searchain.methods.thinkcite import prompting as tp
+from searchain.methods.thinkcite.mcts import Reward
+from searchain.methods.thinkcite.prompting import Search, Step
+from searchain.methods.thinkcite.reward import ProgressReward
+from searchain.retrieval.base import Retriever
+from searchain.types import Passage, Usage
+
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass
+class AgentConfig:
+    family: str = "asqa"  # demo family: asqa | qampari | eli5
+    k: int = 3  # passages per search (paper: top-3)
+    reflection: bool = True  # ablation "w/o reflection": search once, then write
+    max_reflections: int = 10  # paper's limit; then the agent must write its sentence
+    n_demos: int = 2  # ALCE demos in the prompt (4 in the paper; 2 fit a 4k context)
+    demo_doc_words: int | None = 60  # demo documents cut to this many words (None: whole)
+    temperature: float = 0.7  # sampling of a child's first action (diversity of children)
+    query_tokens: int = 32
+    reflexion_tokens: int = 64
+    output_tokens: int = 96
+    max_citations: int = 3
+
+
+class ThinkCiteProblem:
+    """One question's search space. States are :class:`Step`\\ s; the root is ``Step("root")``."""
+
+    def __init__(
+        self,
+        question: str,
+        llm: LLM,
+        retriever: Retriever,
+        reward: ProgressReward,
+        config: AgentConfig,
+        retrieval_cache: dict[str, list[Passage]] | None = None,
+    ) -> None:
+        self.question, self.llm, self.retriever = question, llm, retriever
+        self.reward, self.config = reward, config
+        self.header = tp.header(config.family, config.n_demos, config.demo_doc_words)
+        self.usage = Usage()  # agent calls (cached ones included, as cached_calls)
+        self.retrievals = retrieval_cache if retrieval_cache is not None else {}
+        self.retrieval_calls = self.retrieval_hits = 0
+
+    # -- the Problem protocol -----------------------------------------------------------
+    def is_terminal(self, state: Step) -> bool:
+        return state.action == "end"
+
+    def evaluate(self, path: list[Step]) -> Reward:
+        sentences = [s.sentence for s in path if s.action == "output" and s.sentence]
+        return self.reward(self.question, sentences, documents_of(path))
+
+    def expand(self, path: list[Step], n: int, seed: int) -> list[Step]:
+        children: list[Step] = []
+        seen: set[tuple[str, str]] = set()
+        for j in range(n):
+            child = self.child(path, seed + j)
+            key = (child.action, child.sentence)
+            if child.action == "output" and not child.sentence:
+                continue  # the model wrote nothing usable
+            if key in seen:
+                continue  # an identical sibling adds nothing to the tree
+            seen.add(key)
+            children.append(child)
+        return children
+
+    # -- one child: think → search → reflect → search … → output -------------------------
+    def child(self, path: list[Step], seed: int) -> Step:
+        cfg = self.config
+        text = self.header + "\n\n" + tp.render_history(self.question, path) + "\n"
+        has_answer = any(s.action == "output" for s in path)
+        query = ""
+        if has_answer:  # the model may end the answer instead of searching on
+            kind, arg = tp.parse_action(self._gen(text, cfg.query_tokens, seed))
+            if kind == "end":
+                return Step("end")
+            query = arg if kind == "search" else ""
+        if not query:
+            query = self._gen(text + "Search:", cfg.query_tokens, seed)
+        step = Step("output")
+        first = len(documents_of(path)) + 1
+        sentence: str | None = None
+        while True:
+            search = self._search(clean_query(query) or self.question, first, path, step)
+            step.searches.append(search)
+            first += len(search.documents)
+            text += "\n".join([f"Search: {search.query}", *tp.render_documents(search)]) + "\n"
+            if not cfg.reflection or len(step.searches) > cfg.max_reflections:
+                break
+            if len(step.searches) == 1:  # the paper's expansion always reflects once
+                reflexion = self._gen(text + "Reflexion:", cfg.reflexion_tokens)
+            else:  # later: the model decides whether the evidence now suffices
+                kind, arg = tp.parse_action(self._gen(text, cfg.output_tokens))
+                if kind == "output" and arg:
+                    sentence = arg
+                    break
+                if kind != "reflexion" or not arg:
+                    break
+                reflexion = arg
+            search.reflexion = _one_line(reflexion)
+            text += f"Reflexion: {search.reflexion}\n"
+            query = self._gen(text + "Search:", cfg.query_tokens) or search.query
+        if sentence is None:
+            sentence = self._gen(text + "Output:", cfg.output_tokens)
+        shown = [(n, p) for s in step.searches for n, p in enumerate(s.documents, s.first)]
+        step.sentence, step.citations, notes = tp.enforce_citations(
+            _one_line(sentence), range(1, first), shown, cfg.max_citations
+        )
+        step.notes += notes
+        return step
+
+    def _gen(self, prompt: str, max_tokens: int, seed: int | None = None) -> str:
+        sampled = seed is not None and self.config.temperature > 0
+        r = self.llm.complete(
+            prompt,
+            max_tokens=max_tokens,
+            temperature=self.config.temperature if sampled else 0.0,
+            seed=seed if sampled else None,
+            stop=("\n",),
+        )
+        self.usage.add(r.usage)
+        return r.text.strip()
+
+    def _search(self, query: str, first: int, path: list[Step], step: Step) -> Search:
+        shown = {p.id for p in documents_of(path)} | {p.id for p in step.documents}
+        self.retrieval_calls += 1
+        if query in self.retrievals:
+            self.retrieval_hits += 1
+        else:  # enough to still give k new passages after those already shown
+            self.retrievals[query] = self.retriever.search(query, k=self.config.k * 4)
+        fresh = [p for p in self.retrievals[query] if p.id not in shown][: self.config.k]
+        return Search(query, first, fresh)
+
+
+def documents_of(path: list[Step]) -> list[Passage]:
+    """Every document shown along a path, in global number order."""
+    return [p for s in path for p in s.documents]
+
+
+def clean_query(text: str) -> str:
+    """A model-written query as search keywords: one line, no marks or quotes, bounded."""
+    q = _one_line(text).strip().strip("\"'").strip()
+    q = re.sub(r"\[\d+\]", "", q)
+    return q[:200].strip()
+
+
+def _one_line(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()

@@ -1,0 +1,113 @@
+"""Think&Cite's Progress Reward Model: R(y_1..t+1) = R_g + R_a.
+
+* **R_g**, generation progress, is the DPO implicit reward on the sentence-level MDP:
+  ``Σ_k w_k · [log π(y_k+1 | x, y_1..k) − log π_ref(y_k+1 | x, y_1..k)]`` with ``w_k = 1/(t+1)``
+  — the mean over the answer's sentences of the log-likelihood ratio between the policy and the
+  reference model, each read with :meth:`LLM.score` (two local GGUFs, two OpenAI-compatible
+  endpoints, or one of each). Sentences are scored without their ``[n]`` marks: the numbering
+  depends on the path, the ratio should not. Each sentence's ratio is memoised on its context,
+  so extending a path costs two scoring calls, not 2·t.
+* **R_a**, attribution progress, is the F1 of ALCE citation recall and precision of the answer
+  so far against its numbered documents, judged by an NLI judge (memoised per pair).
+
+Either part can be off (the paper's ablations). R_g without a reference model is *not*
+computed — no stand-in score — and the run says so (log warning and ``status``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+
+from searchain import citations, prompts
+from searchain.eval.metrics import NLI, citation_scores, parse_cited_sentences
+from searchain.llm import LLM
+from searchain.methods.thinkcite.mcts import Reward
+from searchain.types import Passage, Usage
+
+log = logging.getLogger(__name__)
+
+NO_REFERENCE = (
+    "R_g (DPO implicit reward) needs a reference model (--reference-model / reference_llm); "
+    "none is configured, so the progress reward is R_a only"
+)
+
+
+@dataclass
+class RewardConfig:
+    use_rg: bool = True
+    use_ra: bool = True
+    rg_weight: float = 1.0
+    ra_weight: float = 1.0
+    max_citations: int = 3  # per sentence, as ALCE scores them
+
+
+class ProgressReward:
+    def __init__(
+        self,
+        config: RewardConfig,
+        *,
+        judge: NLI | None = None,
+        policy: LLM | None = None,
+        reference: LLM | None = None,
+    ) -> None:
+        self.config, self.judge, self.policy, self.reference = config, judge, policy, reference
+        self.rg_active = config.use_rg and policy is not None and reference is not None
+        self.ra_active = config.use_ra and judge is not None
+        self.status: list[str] = []
+        if config.use_rg and not self.rg_active:
+            log.warning(NO_REFERENCE)
+            self.status.append(NO_REFERENCE)
+        if config.use_ra and judge is None:
+            self.status.append("R_a needs an NLI judge; none is configured, so R_a is off")
+        if not (self.rg_active or self.ra_active):
+            raise ValueError(
+                "the progress reward has no active part: configure a reference model for R_g "
+                "or an NLI judge for R_a"
+            )
+        self.usage = Usage()  # cost of the R_g scoring calls
+        self._ratios: dict[tuple[str, str], float] = {}
+        self._lock = threading.Lock()
+        self.memo_hits = 0
+
+    def __call__(self, question: str, sentences: list[str], documents: list[Passage]) -> Reward:
+        parts: dict[str, float | None] = {"r_g": None, "r_a": None}
+        total = 0.0
+        if self.rg_active and sentences:
+            parts["r_g"] = self.generation_progress(question, sentences)
+            total += self.config.rg_weight * parts["r_g"]
+        if self.ra_active and sentences:
+            s = citation_scores(
+                parse_cited_sentences(" ".join(sentences)),
+                documents,
+                self.judge,  # type: ignore[arg-type]
+                max_citations=self.config.max_citations,
+            )
+            parts.update(r_a=s.f1, citation_recall=s.recall, citation_precision=s.precision)
+            total += self.config.ra_weight * s.f1
+        return Reward(total, parts)
+
+    def generation_progress(self, question: str, sentences: list[str]) -> float:
+        """R_g of the answer ``sentences`` (``w_k = 1/(t+1)``: the mean sentence ratio)."""
+        plain = [citations.strip_marks(s) for s in sentences]
+        ratios = [self.sentence_ratio(question, plain[:k], plain[k]) for k in range(len(plain))]
+        return sum(ratios) / len(ratios)
+
+    def sentence_ratio(self, question: str, before: list[str], sentence: str) -> float:
+        """``log π(sentence | x, before) − log π_ref(sentence | x, before)``."""
+        answer = "".join(" " + s for s in before)
+        context = prompts.fill("thinkcite/reward_context", question=question, answer=answer)
+        key = (context, sentence)
+        with self._lock:
+            if key in self._ratios:
+                self.memo_hits += 1
+                return self._ratios[key]
+        pi = self.policy.score(context, " " + sentence)  # type: ignore[union-attr]
+        ref = self.reference.score(context, " " + sentence)  # type: ignore[union-attr]
+        self.usage.add(pi.usage)
+        self.usage.add(ref.usage)
+        ratio = pi.total - ref.total
+        with self._lock:
+            self._ratios[key] = ratio
+        return ratio
