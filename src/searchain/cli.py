@@ -255,7 +255,12 @@ def ask(
             help="[bold]searchain[/] (plan a chain of queries, "
             "verify and complete it with IR, trace citations), "
             "[bold]retrieve-read[/] (top-k passages, one answer) or "
-            "[bold]rebel[/] (recursive subquestions answered with tools, see --tools)."
+            "[bold]rebel[/] (recursive subquestions answered with tools, see --tools). "
+            "Baselines: [bold]direct-prompting[/], [bold]cot[/], [bold]self-ask[/] (follow-up "
+            "questions answered by retrieve-then-read), [bold]self-ask-no-search[/], "
+            "[bold]react[/] (Search[...]/Finish[...] loop), [bold]direct-retrieval[/] "
+            "(= retrieve-read); SearChain ablations: [bold]searchain-no-ir[/], "
+            "[bold]searchain-no-verification[/], [bold]searchain-no-completion[/]."
         ),
     ] = "searchain",
     task: Annotated[
@@ -372,7 +377,7 @@ def ask(
         if needs_ir and idx is None:
             idx = _open_retriever(retriever, index, dense_index, llm=client)
         options = {}
-        if method == "searchain":
+        if method == "searchain" or method.startswith("searchain-"):  # ablations too
             options = dict(
                 task=task,
                 theta=theta,
@@ -477,10 +482,28 @@ def eval_(
         ),
     ] = None,
     tools: ToolsOpt = None,
+    executor: Annotated[
+        str,
+        typer.Option(
+            help="[bold]local[/] (threads in this process) or [bold]ray[/] (each item a Ray "
+            "task; needs the ray extra). Results and resume are the same either way."
+        ),
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            help="Ray cluster to join for --executor ray (e.g. auto, ray://HOST:10001; "
+            "default: start a local one). Workers need searchain installed."
+        ),
+    ] = None,
 ) -> None:
     """Run methods over a dataset into a run directory: every finished item is appended to
     results.jsonl (fsynced), failures are recorded and counted, and re-running the same
-    command resumes where it stopped, even after kill -9."""
+    command resumes where it stopped, even after kill -9.
+
+    Methods: searchain, searchain-no-ir, searchain-no-verification, searchain-no-completion,
+    retrieve-read (alias direct-retrieval), direct-prompting, cot, self-ask,
+    self-ask-no-search, react, and the other methods of [bold]searchain ask --method[/]."""
     from rich.progress import (
         BarColumn,
         Progress,
@@ -525,10 +548,10 @@ def eval_(
             "path": str(tools),
             "sha256": hashlib.sha256(tools.read_bytes()).hexdigest(),
         }
-    try:
-        prepare_run_dir(out, config)
-    except RunConfigMismatch as e:
-        _fail(str(e))
+    if executor not in ("local", "ray"):
+        _fail(f"unknown executor {executor!r}; local or ray")
+    if executor == "ray" and _is_llm_url(retriever):
+        _fail("--executor ray does not support --retriever llm-url yet; use --executor local")
     r = None if _is_llm_url(retriever) else _open_retriever(retriever, index, dense_index)
     try:
         client = make_llm(llm, model=model, base_url=base_url, api=api, cache=cache)
@@ -540,14 +563,18 @@ def eval_(
         # SearChain's prompt family follows the dataset's task (StrategyQA: yes/no, ...).
         family = examples[0].task if examples else "multihop"
         sc_task = family if family in ("yesno", "factcheck", "longform") else "multihop"
-        runners = {
-            n: _with_reports(
-                build_method(n, client, r, k=k, **_eval_options(n, sc_task, tools)).run,  # type: ignore[arg-type]
-                retriever,
-            )
-            for n in names
-        }
+        built = {n: build_method(n, client, r, k=k, **_eval_options(n, sc_task, tools))  # type: ignore[arg-type]
+                 for n in names}  # fmt: skip
+        runners = {n: _with_reports(m.run, retriever) for n, m in built.items()}
     except (LLMError, ValueError, ImportError) as e:
+        _fail(str(e))
+    from searchain.eval.methods import describe
+
+    # What each name resolved to (ablation flags, k, templates...), so the manifest says it.
+    config["method_config"] = {n: describe(m) for n, m in built.items()}
+    try:
+        prepare_run_dir(out, config)
+    except RunConfigMismatch as e:
         _fail(str(e))
     items = [Item(e.id, e.question, {"answers": e.answers, "label": e.label, "task": e.task})
              for e in examples]  # fmt: skip
@@ -574,14 +601,31 @@ def eval_(
             bar.update(task, total=total, completed=summary.done + summary.failed,  # type: ignore[attr-defined]
                        failed=summary.failed)  # type: ignore[attr-defined]  # fmt: skip
 
-        summary = run(items, runners, out, concurrency=concurrency, score=score, progress=progress)
+        if executor == "ray":
+            from searchain.eval.methods import MethodsSpec
+            from searchain.eval.ray_executor import run_ray
+
+            spec = MethodsSpec(
+                tuple(names), llm=llm, model=model, base_url=base_url, api=api, cache=cache,
+                retriever=retriever, index=str(index) if index else None,
+                dense_index=str(dense_index) if dense_index else None, k=k,
+                options={n: _eval_options(n, sc_task, tools) for n in names},
+            )  # fmt: skip
+            try:
+                summary = run_ray(items, spec, out, address=ray_address, concurrency=concurrency,
+                                  score=score, progress=progress)  # fmt: skip
+            except ImportError as e:
+                _fail(str(e))
+        else:
+            summary = run(items, runners, out, concurrency=concurrency, score=score,
+                          progress=progress)  # fmt: skip
     result = {"run": str(out), "done": summary.done, "failed": summary.failed,
               "skipped": summary.skipped, "seconds": round(summary.seconds, 2)}  # fmt: skip
     console.print_json(json.dumps(result))
 
 
 def _eval_options(method: str, sc_task: str, tools: Path | None) -> dict[str, object]:
-    if method == "searchain":
+    if method == "searchain" or method.startswith("searchain-"):  # and its ablations
         return {"task": sc_task}
     if method == "rebel" and tools is not None:
         return {"tools": str(tools)}

@@ -5,8 +5,9 @@ the spec (not a loaded model) and builds its own copy once."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from searchain.types import Trace
@@ -14,7 +15,7 @@ from searchain.types import Trace
 Runner = Callable[[str], Trace]
 
 
-@dataclass(frozen=True)
+@dataclass
 class MethodsSpec:
     names: tuple[str, ...]
     llm: str = "local"
@@ -25,8 +26,13 @@ class MethodsSpec:
     retriever: str = "bm25"
     index: str | None = None
     dense_index: str | None = None
-    task: str = "multihop"  # SearChain's prompt family (multihop, yesno, factcheck, longform)
+    k: int | None = None  # passages per query (None: each method's own default)
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)  # per method, by name
     threads: int | None = None
+
+    def key(self) -> str:
+        """A stable identity (workers cache what they built under it)."""
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)
 
     def build(self) -> dict[str, Runner]:
         return {name: m.run for name, m in self.build_methods().items()}
@@ -47,8 +53,8 @@ class MethodsSpec:
         retriever = open_retriever(self.retriever, index=self.index, dense_index=self.dense_index)
         out = {}
         for name in self.names:
-            options = {"task": self.task} if name.startswith("searchain") else {}
-            out[name] = build_method(name, client, retriever, **options)  # type: ignore[arg-type]
+            options = self.options.get(name, {})
+            out[name] = build_method(name, client, retriever, k=self.k, **options)  # type: ignore[arg-type]
         return out
 
 
@@ -71,4 +77,4 @@ def describe(method: Any) -> dict[str, Any]:
         obj = getattr(method, part, None)
         if obj is not None:
             out[part] = type(obj).__name__
-    return out
+    return json.loads(json.dumps(out, default=str))  # paths, enums...: as text

@@ -27,13 +27,13 @@ from searchain.eval.runner import (
 )
 from searchain.types import Trace
 
-_built: dict[MethodsSpec, dict[str, Runner]] = {}  # per worker process
+_built: dict[str, dict[str, Runner]] = {}  # per worker process, by MethodsSpec.key()
 
 
 def _answer(spec: MethodsSpec, method: str, item: Item) -> dict[str, Any]:
-    runners = _built.get(spec)
+    runners = _built.get(spec.key())
     if runners is None:
-        runners = _built[spec] = spec.build()
+        runners = _built[spec.key()] = spec.build()
     record, _ = execute(method, runners[method], item)
     return record
 
