@@ -27,7 +27,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def llama_server(n_ctx: int = 2048, alias: str = "gemma-3-270m") -> Iterator[str]:
+def llama_server(
+    n_ctx: int = 2048, alias: str = "gemma-3-270m", n_threads: int = 2
+) -> Iterator[str]:
     """Start ``python -m llama_cpp.server`` on 127.0.0.1 with the embedded model; yield the
     base URL (``http://127.0.0.1:PORT/v1``) and stop it afterwards."""
     port = free_port()
@@ -39,7 +41,7 @@ def llama_server(n_ctx: int = 2048, alias: str = "gemma-3-270m") -> Iterator[str
         "--host", "127.0.0.1",
         "--port", str(port),
         "--n_ctx", str(n_ctx),
-        "--n_threads", "2",
+        "--n_threads", str(n_threads),
     ]  # fmt: skip
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
