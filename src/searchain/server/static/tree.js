@@ -4,7 +4,7 @@
 // (visits, value, facts, tool calls...) is summarised on the node and shown in full on select.
 
 const SVG = "http://www.w3.org/2000/svg";
-const W = 200, H = 58, GAP_X = 24, GAP_Y = 46, PAD = 16;
+const W = 236, H = 58, GAP_X = 24, GAP_Y = 46, PAD = 16;
 const KNOWN = ["llm", "ir-corrected", "ir-completed", "retrieval", "tool", "question"];
 const META_KEYS = ["visits", "value", "reward", "depth", "status", "tool", "facts", "round"];
 
@@ -76,7 +76,9 @@ export function renderTree(container, trace, onSelect) {
     return null;
   }
   const { pos, kids, cols, depth } = layout(nodes);
-  const width = PAD * 2 + cols * (W + GAP_X) - GAP_X;
+  const feedback = feedbackFor(trace);
+  // Room on the right for the feedback labels drawn beside the edges.
+  const width = PAD * 2 + cols * (W + GAP_X) - GAP_X + (feedback.size ? 300 : 0);
   const height = PAD * 2 + (depth + 1) * (H + GAP_Y) - GAP_Y;
   const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "group",
     "aria-label": `Reasoning tree with ${nodes.length} nodes` });
@@ -84,7 +86,6 @@ export function renderTree(container, trace, onSelect) {
     const p = pos.get(id);
     return { x: PAD + p.x * (W + GAP_X), y: PAD + p.depth * (H + GAP_Y) };
   };
-  const feedback = feedbackFor(trace);
   const edges = el("g", { class: "edges" });
   for (const [pid, children] of kids) {
     const a = at(pid);
@@ -99,9 +100,9 @@ export function renderTree(container, trace, onSelect) {
         d: `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}` }));
       if (isFb) {
         const label = f.kind === "verify"
-          ? `IR corrected: ${clip(f.llm_answer, 14)} → ${clip(f.reader_answer, 14)}`
-          : `IR completed: ${clip(f.reader_answer, 24)}`;
-        const t = el("text", { class: "edge-label", x: Math.min(x1, x2) + 4, y: my - 3 }, label);
+          ? `IR corrected: ${clip(f.llm_answer, 18)} → ${clip(f.reader_answer, 18)}`
+          : `IR completed: ${clip(f.reader_answer, 30)}`;
+        const t = el("text", { class: "edge-label", x: Math.max(x1, x2) + 6, y: my + 3 }, label);
         t.append(el("title", {}, `${f.kind}: ${f.llm_answer ?? ""} → ${f.reader_answer} (confidence ${f.confidence})`));
         edges.append(t);
       }
