@@ -8,8 +8,8 @@ import logging
 from pathlib import Path
 
 import pytest
-from recordings import recorded_llm
 
+from recordings import recorded_llm
 from searchain import prompts
 from searchain.methods.thinkcite.reward import ProgressReward, RewardConfig
 from searchain.readers.nli import LLMJudge
