@@ -1,4 +1,4 @@
-"""Request body size limit as pure ASGI middleware.
+"""Request body size limit and bearer-token check as pure ASGI middleware.
 
 A declared ``Content-Length`` over the limit is answered 413 before anything is read; a
 chunked body is read up to the limit (bodies here are small JSON) and refused as soon as it
@@ -6,6 +6,8 @@ goes over, so no request can make the server buffer more than ``max_bytes``.
 """
 
 from __future__ import annotations
+
+import hmac
 
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -59,3 +61,26 @@ class BodyLimit:
             return await receive()  # afterwards: wait for the disconnect, as Starlette expects
 
         await self.app(scope, replay, send)
+
+
+class TokenAuth:
+    """``Authorization: Bearer <token>`` on every path under ``prefix``, checked before the
+    body is read (an unauthenticated client learns nothing, not even a validation error)."""
+
+    def __init__(self, app: ASGIApp, token: str, prefix: str = "/v1/") -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+        self.prefix = prefix
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].startswith(self.prefix):
+            given = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
+            if not hmac.compare_digest(given, self.expected):
+                response = JSONResponse(
+                    {"error": "missing or wrong bearer token"},
+                    status_code=401,
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
