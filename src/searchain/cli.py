@@ -78,6 +78,23 @@ DenseIndexOpt = Annotated[
 ]
 
 
+NliOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="NLI judge: [bold]llm[/] (the LLM answers Yes/No), the path of a local Hugging "
+        "Face NLI model (TRUE T5, DeBERTa/RoBERTa MNLI), or [bold]none[/]. Think&Cite's R_a; "
+        "in eval, also ALCE citation recall/precision and ELI5 claim recall."
+    ),
+]
+ReferenceOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Think&Cite R_g reference model: a GGUF file or openai:MODEL@BASE_URL. Without "
+        "it the progress reward is R_a only (said in the trace)."
+    ),
+]
+
+
 def _fail(message: str, code: int = 1) -> None:
     err.print(f"[bold red]error:[/] {escape(message)}")
     raise typer.Exit(code)
@@ -255,7 +272,9 @@ def ask(
             help="[bold]searchain[/] (plan a chain of queries, "
             "verify and complete it with IR, trace citations), "
             "[bold]retrieve-read[/] (top-k passages, one answer) or "
-            "[bold]rebel[/] (recursive subquestions answered with tools, see --tools). "
+            "[bold]rebel[/] (recursive subquestions answered with tools, see --tools), "
+            "[bold]thinkcite[/] (a long-form answer, 1-3 citations per sentence, found by "
+            "tree search; see --iterations, --nli, --reference). "
             "Baselines: [bold]direct-prompting[/], [bold]cot[/], [bold]self-ask[/] (follow-up "
             "questions answered by retrieve-then-read), [bold]self-ask-no-search[/], "
             "[bold]react[/] (Search[...]/Finish[...] loop), [bold]direct-retrieval[/] "
@@ -338,6 +357,14 @@ def ask(
             "[bold]never[/] (always use a tool)."
         ),
     ] = "llm",
+    iterations: Annotated[
+        int, typer.Option(help="Think&Cite: MCTS iterations (the paper's 30).")
+    ] = 30,
+    family: Annotated[
+        str, typer.Option(help="Think&Cite demo family: asqa (factual), qampari (lists), eli5.")
+    ] = "asqa",
+    nli: NliOpt = "llm",
+    reference: ReferenceOpt = None,
     show_tree: Annotated[
         bool, typer.Option(help="Show the Tree-of-Reasoning (REBEL: the recursion tree).")
     ] = False,
@@ -396,6 +423,9 @@ def ask(
                 max_tool_calls=max_tool_calls,
                 memory_check=memory_check,
             )
+        elif method == "thinkcite":
+            options = dict(max_iterations=iterations, family=family,
+                           nli=None if nli == "none" else nli, reference=reference)  # fmt: skip
         runner = build_method(method, client, idx, k=k, reader=reader, **options)  # type: ignore[arg-type]
     except (LLMError, ValueError, ImportError, FileNotFoundError) as e:
         _fail(str(e))
@@ -496,6 +526,8 @@ def eval_(
             "default: start a local one). Workers need searchain installed."
         ),
     ] = None,
+    nli: NliOpt = None,
+    reference: ReferenceOpt = None,
 ) -> None:
     """Run methods over a dataset into a run directory: every finished item is appended to
     results.jsonl (fsynced), failures are recorded and counted, and re-running the same
@@ -539,6 +571,9 @@ def eval_(
     }
     if k is not None:  # only when set, so earlier run directories keep their config hash
         config["k"] = k
+    for key, value in (("nli", nli), ("reference", reference)):
+        if value is not None:
+            config[key] = value
     if tools is not None:  # REBEL's tools file, by content
         import hashlib
 
@@ -563,8 +598,10 @@ def eval_(
         # SearChain's prompt family follows the dataset's task (StrategyQA: yes/no, ...).
         family = examples[0].task if examples else "multihop"
         sc_task = family if family in ("yesno", "factcheck", "longform") else "multihop"
-        built = {n: build_method(n, client, r, k=k, **_eval_options(n, sc_task, tools))  # type: ignore[arg-type]
-                 for n in names}  # fmt: skip
+        tc = _thinkcite_eval_options(examples, nli, reference)
+        built = {n: build_method(n, client, r, k=k, **_eval_options(n, sc_task, tools),  # type: ignore[arg-type]
+                                 **(tc if n == "thinkcite" else {})) for n in names}  # fmt: skip
+        judge = _eval_judge(nli, client)
         runners = {n: _with_reports(m.run, retriever) for n, m in built.items()}
     except (LLMError, ValueError, ImportError) as e:
         _fail(str(e))
@@ -576,8 +613,10 @@ def eval_(
         prepare_run_dir(out, config)
     except RunConfigMismatch as e:
         _fail(str(e))
-    items = [Item(e.id, e.question, {"answers": e.answers, "label": e.label, "task": e.task})
-             for e in examples]  # fmt: skip
+    from searchain.eval.alce import alce_gold, alce_scores
+
+    items = [Item(e.id, e.question, {"answers": e.answers, "label": e.label, "task": e.task,
+                                     **alce_gold(e)}) for e in examples]  # fmt: skip
 
     def score(item: Item, trace: Trace) -> dict[str, float]:
         # The short answer for EM/F1, the whole final content for containment metrics.
@@ -589,6 +628,7 @@ def eval_(
         from searchain.retrieval.llm_url.evaluation import retrieval_metrics
 
         scores.update(retrieval_metrics(trace, item.gold.get("answers") or []))
+        scores.update(alce_scores(trace, item.gold, judge))  # ALCE datasets only
         return scores
 
     columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/"
@@ -609,7 +649,8 @@ def eval_(
                 tuple(names), llm=llm, model=model, base_url=base_url, api=api, cache=cache,
                 retriever=retriever, index=str(index) if index else None,
                 dense_index=str(dense_index) if dense_index else None, k=k,
-                options={n: _eval_options(n, sc_task, tools) for n in names},
+                options={n: {**_eval_options(n, sc_task, tools),
+                             **(tc if n == "thinkcite" else {})} for n in names},
             )  # fmt: skip
             try:
                 summary = run_ray(items, spec, out, address=ray_address, concurrency=concurrency,
@@ -622,6 +663,27 @@ def eval_(
     result = {"run": str(out), "done": summary.done, "failed": summary.failed,
               "skipped": summary.skipped, "seconds": round(summary.seconds, 2)}  # fmt: skip
     console.print_json(json.dumps(result))
+
+
+def _thinkcite_eval_options(
+    examples: list, nli: str | None, reference: str | None
+) -> dict[str, object]:
+    """Think&Cite's demo family follows the dataset (QAMPARI lists, ELI5 why/how, else ASQA)."""
+    from searchain.methods.thinkcite.prompting import family_for
+
+    ex = examples[0] if examples else None
+    fam = family_for(ex.task if ex else None, (ex.meta or {}).get("alce") if ex else None)
+    return {"family": fam, "nli": None if nli == "none" else (nli or "llm"),
+            "reference": reference}  # fmt: skip
+
+
+def _eval_judge(nli: str | None, client: object) -> object:
+    """The NLI judge of the ALCE citation metrics (None: those metrics are not computed)."""
+    if nli is None or nli == "none":
+        return None
+    from searchain.readers.nli import make_judge
+
+    return make_judge(nli, client)  # type: ignore[arg-type]
 
 
 def _eval_options(method: str, sc_task: str, tools: Path | None) -> dict[str, object]:
@@ -687,6 +749,9 @@ def mirror_serve(
     allow_remote: Annotated[
         bool, typer.Option(help="Allow binding a non-loopback address.")
     ] = False,
+    latency: Annotated[
+        float, typer.Option(help="Seconds to wait before every response (simulate a far host).")
+    ] = 0.0,
 ) -> None:
     """Serve a corpus as Wikipedia-style HTML at /wiki/<Title> (301 redirects for other
     spellings of a title, 404 for missing ones). Point LLM-URL at it with
@@ -697,7 +762,7 @@ def mirror_serve(
 
     try:
         pages = MirrorCorpus.from_files(corpus or [demo_corpus_path()])
-        server = MirrorServer(pages, host, port, allow_remote=allow_remote)
+        server = MirrorServer(pages, host, port, allow_remote=allow_remote, latency_s=latency)
     except (CorpusError, ValueError, OSError) as e:
         _fail(str(e))
     err.print(f"Serving {len(pages):,} articles at {server.url}/wiki/<Title> (Ctrl-C to stop)")

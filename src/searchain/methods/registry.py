@@ -131,6 +131,10 @@ def _thinkcite(
     judge = options.pop("judge", None)
     nli = options.pop("nli", "llm")
     reference = options.pop("reference", None)
+    if isinstance(reference, str):  # a GGUF path or openai:MODEL@URL
+        from searchain.methods.thinkcite.method import reference_llm
+
+        reference = reference_llm(reference)
     if judge is None and nli:
         judge = make_judge(nli, llm)
     if retriever is None:

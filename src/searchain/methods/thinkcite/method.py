@@ -181,3 +181,20 @@ def _node(n: TreeNode[Step], chosen: bool) -> Node:
             "chosen": chosen,
         },
     )
+
+
+def reference_llm(spec: str, *, n_threads: int | None = None) -> LLM:
+    """R_g's reference model from a spec: a GGUF file path (run locally), or
+    ``openai:MODEL@BASE_URL`` (an OpenAI-compatible server that returns prompt log-probs)."""
+    from pathlib import Path
+
+    from searchain.llm import make_llm
+
+    if spec.startswith("openai:"):
+        model, _, url = spec.removeprefix("openai:").partition("@")
+        if not model or not url:
+            raise ValueError("reference spec must be openai:MODEL@BASE_URL")
+        return make_llm("openai", model=model, base_url=url, cache=False)
+    if not Path(spec).is_file():
+        raise FileNotFoundError(f"reference model not found: {spec} (a GGUF file or openai:M@URL)")
+    return make_llm("local", model_path=spec, n_threads=n_threads, cache=False)
