@@ -116,7 +116,8 @@ class MirrorServer:
     """A running mirror (``with MirrorServer(corpus) as m: m.url``).
 
     ``delays`` (seconds per title) and ``padding`` (bytes of filler per title) make a page
-    slow or oversized on purpose, for tests of timeouts and size limits.
+    slow or oversized on purpose, for tests of timeouts and size limits; ``latency_s`` delays
+    every response, to stand in for a distant server in benchmarks.
     """
 
     def __init__(
@@ -128,12 +129,14 @@ class MirrorServer:
         allow_remote: bool = False,
         delays: Mapping[str, float] | None = None,
         padding: Mapping[str, int] | None = None,
+        latency_s: float = 0.0,
     ) -> None:
         if not allow_remote and not _is_loopback(host):
             raise ValueError(f"{host} is not a loopback address; pass allow_remote=True")
         self.corpus = corpus
         self.delays = {canonical_title(t): s for t, s in (delays or {}).items()}
         self.padding = {canonical_title(t): n for t, n in (padding or {}).items()}
+        self.latency_s = latency_s
         self.requests: list[str] = []  # paths asked for, in order (tests read it)
         self.in_flight = self.max_in_flight = 0  # concurrent requests now / at most
         self._lock = threading.Lock()
@@ -201,6 +204,8 @@ def _handler(server: MirrorServer) -> type[BaseHTTPRequestHandler]:
                     server.in_flight -= 1
 
         def _get(self) -> None:
+            if server.latency_s:
+                time.sleep(server.latency_s)
             path = urlsplit(self.path).path
             if not path.startswith("/wiki/"):
                 return self._send(404, "<h1>Not found</h1>")
