@@ -13,6 +13,7 @@ import pytest
 from recordings import RECORD, recorded_llm
 from searchain import prompts
 from searchain.eval.datasets import DATASETS, load_dataset
+from searchain.eval.methods import describe
 from searchain.events import listening
 from searchain.llm.local import LocalLLM
 from searchain.methods.baseline_util import final_answer
@@ -151,6 +152,13 @@ def test_every_name_builds_and_ablations_are_configured(llm, index) -> None:
     assert (cfg.use_ir, cfg.verification, cfg.completion) == (True, True, False)
     with pytest.raises(ValueError, match="needs a retriever"):
         build_method("react", llm, None)
+    # What the run manifest records for a name: the resolved configuration.
+    d = describe(build_method("searchain-no-verification", llm, index, dedup="exact"))
+    assert (d["name"], d["class"], d["verification"], d["use_ir"]) == (
+        "searchain-no-verification", "SearChain", False, True,
+    )  # fmt: skip
+    d = describe(build_method("react", llm, index, k=2))
+    assert (d["class"], d["k"], d["max_steps"], d["retriever"]) == ("ReAct", 2, 7, "BM25Index")
 
 
 def test_no_demo_comes_from_an_evaluated_data_set(data_dir) -> None:
