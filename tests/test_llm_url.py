@@ -307,3 +307,14 @@ def test_fetch_from_inside_a_running_loop(mirror: MirrorServer, tmp_path: Path) 
         return fetcher(mirror, tmp_path).fetch_titles(["Aristotle"])[0].status
 
     assert asyncio.run(inside()) == "fetched"
+
+
+def test_dense_ranker(data_dir: Path) -> None:
+    import json
+
+    arts = json.loads((data_dir / "wikipedia" / "physics_articles_10.json").read_text())
+    passages = [p for a in arts[:2] for p in split_document(Document("u", a["title"], a["text"]))]
+    top = rank_passages("In which city was Aristotle born?", passages, 3, ranker="dense")
+    assert len(top) == 3 and top[0].score >= top[1].score >= top[2].score
+    assert all(p.title == "Aristotle" for p in top)
+    assert any("Stagira" in p.text for p in top)
