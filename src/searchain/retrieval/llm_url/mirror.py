@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import ipaddress
+import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -140,8 +141,7 @@ class MirrorServer:
         self.requests: list[str] = []  # paths asked for, in order (tests read it)
         self.in_flight = self.max_in_flight = 0  # concurrent requests now / at most
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer((host, port), _handler(self))
-        self._httpd.daemon_threads = True
+        self._httpd = _Server((host, port), _handler(self))
         self._thread: threading.Thread | None = None
 
     @property
@@ -166,6 +166,16 @@ class MirrorServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        # A client that hangs up early (its timeout, its size cap) is normal here, not news.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
 def _is_loopback(host: str) -> bool:
