@@ -318,3 +318,21 @@ def test_dense_ranker(data_dir: Path) -> None:
     assert len(top) == 3 and top[0].score >= top[1].score >= top[2].score
     assert all(p.title == "Aristotle" for p in top)
     assert any("Stagira" in p.text for p in top)
+
+
+def test_other_wikipedias_only_when_allowed(mirror: MirrorServer, tmp_path: Path) -> None:
+    f = fetcher(mirror, tmp_path, allowed_hosts=("en.wikipedia.org", "de.wikipedia.org"))
+    assert f.url_for("Paris", "de.wikipedia.org") == "https://de.wikipedia.org/wiki/Paris"
+    assert f.url_for("Paris") == f"{mirror.url}/wiki/Paris"  # the mirror stands in for en
+    with pytest.raises(ValueError, match="allowed_hosts"):
+        f.url_for("Paris", "fr.wikipedia.org")
+    hosts = ("en.wikipedia.org", "de.wikipedia.org")
+    ex = extract_urls("https://de.wikipedia.org/wiki/Berlin https://fr.wikipedia.org/wiki/X", 5,
+                      allowed_hosts=hosts)  # fmt: skip
+    assert [(c.status, c.host) for c in ex.candidates] == [
+        ("ok", "de.wikipedia.org"),
+        ("off_domain", "fr.wikipedia.org"),
+    ]
+    assert (
+        parse_spec("llm-url:hosts=en.wikipedia.org+de.wikipedia.org").fetch.allowed_hosts == hosts
+    )

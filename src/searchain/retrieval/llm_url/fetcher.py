@@ -3,9 +3,9 @@
 Every request goes through :mod:`searchain.net.safe_http` (scheme/host allowlist, connect-time
 address checks, re-checked redirects, one deadline, byte cap, retries on 429/5xx/connection
 errors). Only the *title* of a model-written URL reaches the network: the request URL is
-rebuilt as ``{base}/wiki/{Title}``, where ``base`` is ``https://en.wikipedia.org`` or a mirror
-the user configured. A loopback or private mirror is reachable only because the user named it:
-exactly that host and port are opted in, nothing else.
+rebuilt as ``{base}/wiki/{Title}``, where ``base`` is ``https://<allowed host>`` or, for
+en.wikipedia.org, a mirror the user configured. A loopback or private mirror is reachable
+only because the user named it: exactly that host and port are opted in, nothing else.
 
 Concurrency is bounded overall and per host; parsed pages (200s and 404s, as clean text) are
 cached on disk under ``<cache root>/llm_url/pages``, keyed by the request URL, so a mirror and
@@ -31,13 +31,15 @@ from searchain.net.safe_http import FetchError, HttpPolicy, UnsafeURLError, afet
 from searchain.retrieval.llm_url.html_text import html_to_text
 from searchain.retrieval.llm_url.urls import title_to_path
 
-WIKIPEDIA = "https://en.wikipedia.org"
+WIKIPEDIA_HOST = "en.wikipedia.org"
 T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
 class FetchConfig:
-    base_url: str | None = None  # a mirror of the Wikipedia host, e.g. http://127.0.0.1:8765
+    base_url: str | None = None  # a mirror of en.wikipedia.org, e.g. http://127.0.0.1:8765
+    # Hosts a model-written URL may name (exact names); other Wikipedias are fetched live.
+    allowed_hosts: tuple[str, ...] = (WIKIPEDIA_HOST,)
     concurrency: int = 16
     per_host: int = 4
     timeout_s: float = 15.0
@@ -94,14 +96,16 @@ class PageFetcher:
 
     def __init__(self, config: FetchConfig | None = None) -> None:
         self.config = config or FetchConfig()
-        base = (self.config.base_url or WIKIPEDIA).rstrip("/")
-        parts = urlsplit(base)
-        self.base = base
-        host = parts.hostname or ""
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        opt_in = () if self.config.base_url is None else (f"{host}:{port}",)
+        hosts = {h: f"https://{h}" for h in self.config.allowed_hosts}
+        opt_in: tuple[str, ...] = ()
+        if self.config.base_url is not None:
+            parts = urlsplit(self.config.base_url)
+            hosts[WIKIPEDIA_HOST] = self.config.base_url.rstrip("/")
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            opt_in = (f"{parts.hostname}:{port}",)
+        self.bases = hosts  # allowed host -> where its pages are fetched from
         self.policy = HttpPolicy(
-            allowed_domains=(host,),
+            allowed_domains=tuple(urlsplit(b).hostname or "" for b in hosts.values()),
             allow_private=opt_in,
             max_bytes=self.config.max_bytes,
             oversize=self.config.oversize,
@@ -118,8 +122,10 @@ class PageFetcher:
         self.stats = FetchStats()
         self._stats_lock = threading.Lock()
 
-    def url_for(self, title: str) -> str:
-        return f"{self.base}/wiki/{title_to_path(title)}"
+    def url_for(self, title: str, host: str = WIKIPEDIA_HOST) -> str:
+        if host not in self.bases:
+            raise ValueError(f"host {host!r} is not in allowed_hosts {self.config.allowed_hosts}")
+        return f"{self.bases[host]}/wiki/{title_to_path(title)}"
 
     # -- cache -----------------------------------------------------------------------------
     def _cache_path(self, url: str) -> Path:
@@ -146,8 +152,10 @@ class PageFetcher:
         os.replace(tmp, path)  # atomic: concurrent readers see the old entry or the new one
 
     # -- fetching --------------------------------------------------------------------------
-    async def afetch_title(self, title: str, limits: _Limits | None = None) -> PageResult:
-        url = self.url_for(title)
+    async def afetch_title(
+        self, title: str, limits: _Limits | None = None, host: str = WIKIPEDIA_HOST
+    ) -> PageResult:
+        url = self.url_for(title, host)
         t0 = time.perf_counter()
         cached = self._cache_get(title, url)
         if cached is not None:
@@ -183,13 +191,20 @@ class PageFetcher:
             result.error = f"HTTP {resp.status}"
         return result
 
-    async def afetch_titles(self, titles: Sequence[str]) -> list[PageResult]:
+    async def afetch_titles(
+        self, titles: Sequence[str], hosts: Sequence[str] | None = None
+    ) -> list[PageResult]:
+        """Fetch many titles at once (``hosts[i]``: the Wikipedia host of ``titles[i]``)."""
         limits = _Limits(self.config)
-        return list(await asyncio.gather(*(self.afetch_title(t, limits) for t in titles)))
+        hosts = hosts or [WIKIPEDIA_HOST] * len(titles)
+        jobs = (self.afetch_title(t, limits, h) for t, h in zip(titles, hosts, strict=True))
+        return list(await asyncio.gather(*jobs))
 
-    def fetch_titles(self, titles: Sequence[str]) -> list[PageResult]:
+    def fetch_titles(
+        self, titles: Sequence[str], hosts: Sequence[str] | None = None
+    ) -> list[PageResult]:
         """Synchronous :meth:`afetch_titles` (works inside or outside an event loop)."""
-        return run_sync(self.afetch_titles(titles))
+        return run_sync(self.afetch_titles(titles, hosts))
 
     def _count(self, result: PageResult, seconds: float) -> None:
         with self._stats_lock:

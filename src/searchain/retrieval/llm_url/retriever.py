@@ -99,9 +99,14 @@ class LLMURLRetriever:
     def retrieve(self, query: str, k: int = 5) -> Retrieval:
         t0 = time.perf_counter()
         cfg = self.config
-        gen = generate_urls(self.llm, query, cfg.m, demos=self.demos)
+        gen = generate_urls(
+            self.llm, query, cfg.m, demos=self.demos, allowed_hosts=cfg.fetch.allowed_hosts
+        )
         urls = gen.extraction.urls
-        pages = self.fetcher.fetch_titles([u.title for u in urls])  # type: ignore[misc]
+        pages = self.fetcher.fetch_titles(
+            [u.title for u in urls],  # type: ignore[misc]
+            [u.host for u in urls],  # type: ignore[misc]
+        )
         docs: list[Document] = []
         # Pair usable candidates with their fetch results, in generation order.
         by_url = dict(zip((u.url for u in urls), pages, strict=True))

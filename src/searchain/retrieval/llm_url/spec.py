@@ -8,7 +8,8 @@ Options (comma-separated ``key=value``; a bare URL means ``base=``): ``base`` (m
 Wikipedia host; a loopback mirror is opted in for exactly its host:port), ``m`` (URLs asked for,
 1-10), ``shots`` (few-shot demos, 0-10; 0 = zero-shot), ``demos`` (JSONL of {question, urls}),
 ``ranker`` (bm25 or dense), ``words`` (passage size), ``concurrency``, ``per-host``,
-``timeout`` (seconds), ``max-bytes``, ``retries``, ``cache`` (on/off).
+``timeout`` (seconds), ``max-bytes``, ``retries``, ``cache`` (on/off), ``hosts`` (the
+Wikipedia hosts a URL may name, ``+``-separated; default en.wikipedia.org).
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ def parse_spec(spec: str) -> LLMURLConfig:
                 fetch["base_url"] = value
             elif key in _FETCH:
                 fetch[_NAMES.get(key, key)] = _FETCH[key](value)
+            elif key == "hosts":
+                fetch["allowed_hosts"] = tuple(h.strip().lower() for h in value.split("+") if h)
             elif key == "cache":
                 fetch["cache"] = value.lower() in ("1", "on", "true", "yes")
             elif key in ("m", "shots", "words"):
@@ -59,7 +62,7 @@ def parse_spec(spec: str) -> LLMURLConfig:
             else:
                 raise ValueError(
                     f"unknown llm-url option {key!r}; known: base, m, shots, demos, ranker, "
-                    "words, concurrency, per-host, timeout, max-bytes, retries, cache"
+                    "words, concurrency, per-host, timeout, max-bytes, retries, cache, hosts"
                 )
         return LLMURLConfig(fetch=FetchConfig(**fetch), **main)
     except (TypeError, ValueError) as e:
