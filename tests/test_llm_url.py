@@ -336,3 +336,42 @@ def test_other_wikipedias_only_when_allowed(mirror: MirrorServer, tmp_path: Path
     assert (
         parse_spec("llm-url:hosts=en.wikipedia.org+de.wikipedia.org").fetch.allowed_hosts == hosts
     )
+
+
+def test_cli_mirror_serve_and_bad_spec(data_dir: Path) -> None:
+    import socket
+    import subprocess
+    import sys
+    import urllib.error
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    physics = data_dir / "wikipedia" / "physics_articles_10.json"
+    cli = [sys.executable, "-m", "searchain.cli"]
+    proc = subprocess.Popen(
+        [*cli, "mirror", "serve", "--port", str(port), "-c", str(physics)],
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert "Serving 10 articles" in proc.stderr.readline()
+        base = f"http://127.0.0.1:{port}/wiki/"
+        with urllib.request.urlopen(base + "albert_einstein", timeout=10) as r:
+            assert r.url == base + "Albert_Einstein"  # followed the 301
+            assert "relativity" in html_to_text(r.read().decode()).text
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(base + "Kiss_and_Tell_(1945_film)", timeout=10)
+        assert e.value.code == 404
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    bad = subprocess.run(
+        [*cli, "search", "x", "--retriever", "llm-url:m=42"], capture_output=True, text=True
+    )
+    assert bad.returncode == 1 and "m must be between 1 and 10" in bad.stderr
+    remote = subprocess.run(
+        [*cli, "mirror", "serve", "--host", "0.0.0.0", "--port", str(port)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert remote.returncode == 1 and "not a loopback address" in remote.stderr
