@@ -375,3 +375,32 @@ def test_cli_mirror_serve_and_bad_spec(data_dir: Path) -> None:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert remote.returncode == 1 and "not a loopback address" in remote.stderr
+
+
+def test_pipeline_on_a_hostile_generation(mirror: MirrorServer, tmp_path: Path) -> None:
+    from searchain.retrieval.llm_url import LLMURLConfig, LLMURLRetriever
+    from searchain.retrieval.llm_url.retriever import generation_of
+
+    port = mirror.url.rsplit(":", 1)[1]
+    text = (
+        "/Kiss_and_Tell_(1945_film)\n"
+        "https://en.wikipedia.org/wiki/kiss_and_tell_(1945_film)\n"  # redirects: same page
+        f"http://127.0.0.1:{port}/wiki/Shirley_Temple\n"  # the mirror itself: off-domain
+        "http://169.254.169.254/latest/meta-data/\n"
+        "https://en.wikipedia.org@127.0.0.1/wiki/Shirley_Temple\n"
+        "https://en.wikipedia.org/wiki/No_such_page_at_all\n"
+        "https://en.wikipedia.org/wiki/Special:Search"
+    )
+    cfg = LLMURLConfig(m=5, fetch=FetchConfig(base_url=mirror.url, cache_dir=str(tmp_path)))
+    r = LLMURLRetriever(None, cfg)  # type: ignore[arg-type]  # no LLM: the text is given
+    before = len(mirror.requests)
+    result = r.from_generation("Who starred in Kiss and Tell?", generation_of(text, 5), k=3)
+    statuses = [u["status"] for u in result.report["urls"]]
+    assert statuses == ["fetched", "fetched", "off_domain", "off_domain", "malformed",
+                        "not_found", "malformed"]  # fmt: skip
+    asked = mirror.requests[before:]
+    assert all(p.startswith("/wiki/") for p in asked) and len(asked) == 4  # 2 + redirect + 404
+    assert [d["title"] for d in result.report["documents"]] == ["Kiss and Tell (1945 film)"]
+    assert result.report["valid_urls"] == 2 and result.report["valid_url_share"] == 2 / 5
+    assert [p.id for p in result.passages] == ["Kiss and Tell (1945 film)#0"]
+    assert "Shirley Temple" in result.passages[0].text

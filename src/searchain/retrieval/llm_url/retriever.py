@@ -23,8 +23,16 @@ from typing import Any
 
 from searchain.llm import LLM
 from searchain.retrieval.llm_url.fetcher import FetchConfig, PageFetcher
-from searchain.retrieval.llm_url.generate import MAX_M, Demo, generate_urls, load_demos
+from searchain.retrieval.llm_url.generate import (
+    MAX_M,
+    PRIMER,
+    Demo,
+    Generation,
+    generate_urls,
+    load_demos,
+)
 from searchain.retrieval.llm_url.ranking import RANKERS, Document, rank_passages, split_document
+from searchain.retrieval.llm_url.urls import extract_urls
 from searchain.types import Passage, Trace, Usage
 
 _reports: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
@@ -57,6 +65,11 @@ def with_retrieval_reports(run: Callable[[str], Trace]) -> Callable[[str], Trace
         return trace
 
     return wrapped
+
+
+def generation_of(text: str, m: int = 10, hosts: tuple[str, ...] = ("en.wikipedia.org",)):
+    """A :class:`Generation` for text a model (or a user) wrote after the primer."""
+    return Generation("", text, extract_urls(PRIMER + text, m=m, allowed_hosts=hosts))
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,11 +110,19 @@ class LLMURLRetriever:
         self.embedder = embedder
 
     def retrieve(self, query: str, k: int = 5) -> Retrieval:
+        """Ask the LLM for URLs, then :meth:`from_generation`."""
         t0 = time.perf_counter()
         cfg = self.config
         gen = generate_urls(
             self.llm, query, cfg.m, demos=self.demos, allowed_hosts=cfg.fetch.allowed_hosts
         )
+        result = self.from_generation(query, gen, k)
+        result.report["seconds"] = time.perf_counter() - t0
+        return result
+
+    def from_generation(self, query: str, gen: Generation, k: int = 5) -> Retrieval:
+        """Fetch, split and rank what a generation named (any text: see :func:`generation_of`)."""
+        cfg = self.config
         urls = gen.extraction.urls
         pages = self.fetcher.fetch_titles(
             [u.title for u in urls],  # type: ignore[misc]
@@ -111,14 +132,17 @@ class LLMURLRetriever:
         # Pair usable candidates with their fetch results, in generation order.
         by_url = dict(zip((u.url for u in urls), pages, strict=True))
         entries: list[dict[str, Any]] = []
+        seen: set[str] = set()
         for cand in gen.extraction.candidates:
             entry = cand.to_dict()
             page = by_url.get(cand.url) if cand.status == "ok" else None
             if page is not None:
                 entry.update(page.to_dict())
                 entry["status"] = page.status
-                if page.status == "fetched" and page.text:
-                    title = page.page_title or cand.title or ""
+                title = page.page_title or cand.title or ""
+                # Two spellings can redirect to one article: it is one document, not two.
+                if page.status == "fetched" and page.text and title not in seen:
+                    seen.add(title)
                     docs.append(Document(cand.url or "", title, page.text))
             entries.append(entry)
         pooled = [p for d in docs for p in split_document(d, cfg.max_words)]
@@ -140,7 +164,6 @@ class LLMURLRetriever:
             ],
             "pooled_passages": len(pooled),
             "usage": gen.usage.to_dict(),
-            "seconds": time.perf_counter() - t0,
         }
         return Retrieval(top, report)
 
