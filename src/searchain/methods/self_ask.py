@@ -16,6 +16,8 @@ The model is shown the paper's demos and asks itself follow-up questions::
 
 Every follow-up becomes a node with its passages; an intermediate or final answer found in a
 retrieved passage gets a ``[n]`` mark to it (origin "post-hoc": the method attaches it).
+The final content is the intermediate answers and the final answer, without the follow-up
+questions (they repeat the question's entities, which cover-EM would count as answers).
 """
 
 from __future__ import annotations
@@ -171,10 +173,12 @@ class SelfAsk:
 
     def _final_content(self, trace: Trace, refs: References) -> None:
         sentences = []
+        # The answers only: a follow-up repeats the question's entities ("A or B?"), which
+        # would count as the answer under cover-EM.
         for node in trace.nodes:
-            sentence, cite = refs.cite(
-                f"{node.query} {node.answer}.", node.answer or "", node.passages
-            )
+            if not node.answer:
+                continue
+            sentence, cite = refs.cite(f"{node.answer}.", node.answer, node.passages)
             sentences.append(sentence)
             if cite:
                 trace.citations.append(cite)
