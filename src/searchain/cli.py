@@ -623,7 +623,8 @@ def eval_(
         full = trace.final_content or trace.answer
         scores = score_item(full, item.gold, item.gold.get("task") or "open")
         if "em" in scores:
-            scores["em"] = score_item(trace.answer or full, item.gold, "open")["em"]
+            short = score_item(trace.answer or full, item.gold, "open")
+            scores["em"], scores["f1"] = short["em"], short["f1"]
         # Retrieval Recall@1/@10 (DPR has_answer) of direct-retrieval, LLM-URL's valid-URL share.
         from searchain.retrieval.llm_url.evaluation import retrieval_metrics
 
