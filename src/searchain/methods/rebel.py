@@ -157,6 +157,8 @@ class Rebel:
         else:
             reason = "max depth reached" if allow_split else "the parent split copied its question"
             node.meta["split"] = {"skipped": reason}
+            if allow_split:
+                self._note(state, f"max_depth ({self.cfg.max_depth}) reached: not split further")
         node.meta["facts"] = [list(f) for f in known]
         node.answer = self._answer(state, node, known)
         return node.answer
@@ -238,8 +240,7 @@ class Rebel:
         if state.tool_calls >= self.cfg.max_tool_calls:
             note = f"max_tool_calls ({self.cfg.max_tool_calls}) reached: answered from memory"
             node.meta["note"] = note
-            if note not in state.trace.meta["limits"]:
-                state.trace.meta["limits"].append(note)
+            self._note(state, note)
             return self._answer_from_memory(state, node.query, known, node=node)
         return self._use_tool(state, node, known)
 
@@ -336,6 +337,11 @@ class Rebel:
             node.source = "llm"
         reply = self._llm(state, "answer_memory", prompt, self.cfg.answer_tokens, reserved=reserved)
         return self._clean(reply)
+
+    @staticmethod
+    def _note(state: _State, note: str) -> None:
+        if note not in state.trace.meta["limits"]:
+            state.trace.meta["limits"].append(note)
 
     @staticmethod
     def _clean(text: str) -> str:
