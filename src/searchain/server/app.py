@@ -81,6 +81,16 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {
 }
 
 
+# The stream's errors come before the stream starts, as JSON (not as events).
+STREAM_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {
+        "description": spec["description"],
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}},
+    }
+    for code, spec in ASK_ERRORS.items()
+}
+
+
 class EventStream(StreamingResponse):
     media_type = "text/event-stream"
 
@@ -122,6 +132,9 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
             raise ApiError(422, str(e)) from None
         except ImportError as e:
             raise ApiError(422, f"{req.method} needs an optional extra: {e}") from None  # type: ignore[attr-defined]
+        except Exception as e:  # a method refusing its options in its own way
+            log.warning("building %s failed", req.method, exc_info=e)  # type: ignore[attr-defined]
+            raise ApiError(422, f"cannot build {req.method}: {type(e).__name__}: {e}") from None  # type: ignore[attr-defined]
         try:
             engine.acquire()
         except ServiceBusy as e:
@@ -142,7 +155,7 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
         "/v1/ask/stream",
         response_class=EventStream,
         responses={200: {"description": "`progress` events, then one `trace` or `error`"},
-                   **ASK_ERRORS},
+                   **STREAM_ERRORS},
         dependencies=auth,
     )  # fmt: skip
     async def ask_stream(req: AskRequest) -> EventStream:  # type: ignore[valid-type]
