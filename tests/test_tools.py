@@ -163,6 +163,8 @@ def test_function_tool_validates_then_reports_failures() -> None:
     assert tool.invoke({"city": "Oslo"}).text == "Oslo: sunny"
     with pytest.raises(ToolInputError, match="no call was made"):
         tool.invoke({"city": 5})
+    with pytest.raises(ToolInputError, match=re.escape("unknown parameter(s) ['days']")):
+        tool.invoke({"city": "Oslo", "days": 3})  # undeclared: refused by default
     with pytest.raises(ToolError, match="KeyError"):
         tool.invoke({"city": "Nowhere"})
     assert calls == ["Oslo", "Nowhere"]

@@ -2,7 +2,8 @@
 sees, and whatever hidden configuration makes the call (endpoint, method, API keys).
 
 The LLM's input is validated against the schema before any call (:meth:`Tool.invoke`); a
-tool never receives a parameter its schema does not declare.
+tool never receives a parameter its schema does not declare (unless the schema says
+``additionalProperties: true``).
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ class Tool(ABC):
             raise ValueError("a tool needs a name and a description")
         params = dict(parameters or {"type": "object", "properties": {}})
         params.setdefault("type", "object")
+        # Undeclared parameters are refused unless the schema explicitly allows them.
+        params.setdefault("additionalProperties", False)
         if params["type"] != "object":
             raise ValueError(f"tool {name!r}: parameters must be a JSON schema of type object")
         check_schema(params, f"tool {name!r} parameters")
