@@ -113,7 +113,9 @@ export function renderTree(container, trace, onSelect) {
   for (const n of nodes) {
     const { x, y } = at(n.id);
     const src = KNOWN.includes(n.source) ? n.source : "other";
-    const g = el("g", { class: `node src-${src}`, transform: `translate(${x},${y})`,
+    // Think&Cite marks the path it chose; it is drawn with a heavier outline.
+    const chosen = n.meta?.chosen ? " chosen" : "";
+    const g = el("g", { class: `node src-${src}${chosen}`, transform: `translate(${x},${y})`,
       tabindex: "0", role: "button", "data-id": n.id, "data-source": n.source,
       "aria-label": `${n.source} node ${n.id}: ${n.query} — ${n.answer ?? "no answer"}` });
     g.append(el("rect", { width: W, height: H, rx: 6 }));
