@@ -135,7 +135,18 @@ class ThinkCiteProblem:
             stop=("\n",),
         )
         self.usage.add(r.usage)
-        return r.text.strip()
+        if r.text.strip() or r.finish_reason != "stop":
+            return r.text.strip()
+        # Small models often start with a line break ("Output:" then "\n"): ask again without
+        # the stop and keep the first non-empty line (one extra call, only when needed).
+        r = self.llm.complete(
+            prompt,
+            max_tokens=max_tokens,
+            temperature=self.config.temperature if sampled else 0.0,
+            seed=seed if sampled else None,
+        )
+        self.usage.add(r.usage)
+        return next((ln.strip() for ln in r.text.splitlines() if ln.strip()), "")
 
     def _search(self, query: str, first: int, path: list[Step], step: Step) -> Search:
         shown = {p.id for p in documents_of(path)} | {p.id for p in step.documents}

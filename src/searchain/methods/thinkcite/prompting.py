@@ -28,6 +28,7 @@ TASK_LINE = {
     "eli5": "Explain why or how in a few sentences, as you would to a five-year-old.",
 }
 DOC = "Document [{n}](Title: {title}): {text}"
+REFLEXION = "Reflexion: Document [{n}] does not answer the question; better search {keywords}."
 ACTION = re.compile(r"^\s*(Search|Reflexion|Reflection|Output|End)\b\s*:?\s*(.*)$", re.I | re.S)
 
 
@@ -106,7 +107,18 @@ def action_demo(demo: dict[str, Any], family: str, doc_words: int | None) -> str
     docs = demo["docs"]
     lines = [f"Question: {demo['question']}"]
     number: dict[int, int] = {}  # ALCE number -> our global number
-    for unit in _units(demo["answer"], family):
+    units = _units(demo["answer"], family)
+    cited_all = {m for u in units for m in citations.marks(u)}
+    uncited = [i for i in range(1, len(docs) + 1) if i not in cited_all]
+    if uncited and units:
+        # A search whose document the answer never cites, and the Reflexion it calls for:
+        # the demo then shows all four actions, as the paper's demo does.
+        lines.append(f"Search: {demo['question'].rstrip('?')}")
+        lines.append(_doc_line(len(number) + 1, docs[uncited[0] - 1], doc_words))
+        first_titles = [docs[m - 1]["title"] for m in citations.marks(units[0]) if m <= len(docs)]
+        lines.append(REFLEXION.format(n=1, keywords=" ".join(dict.fromkeys(first_titles))))
+        number[-uncited[0]] = 1  # takes number 1; never cited
+    for unit in units:
         cited = [m for m in dict.fromkeys(citations.marks(unit)) if 1 <= m <= len(docs)]
         new = [m for m in cited if m not in number]
         if new:
@@ -114,16 +126,18 @@ def action_demo(demo: dict[str, Any], family: str, doc_words: int | None) -> str
             lines.append("Search: " + " ".join(titles))
             for m in new:
                 number[m] = len(number) + 1
-                text = docs[m - 1]["text"]
-                if doc_words is not None:
-                    text = " ".join(text.split()[:doc_words])
-                lines.append(DOC.format(n=number[m], title=docs[m - 1]["title"], text=text))
+                lines.append(_doc_line(number[m], docs[m - 1], doc_words))
         renumbered = re.sub(
             r"\[(\d+)\]", lambda g: f"[{number.get(int(g.group(1)), int(g.group(1)))}]", unit
         )
         lines.append(f"Output: {renumbered}")
     lines.append("End")
     return "\n".join(lines)
+
+
+def _doc_line(n: int, doc: dict[str, Any], doc_words: int | None) -> str:
+    text = doc["text"] if doc_words is None else " ".join(doc["text"].split()[:doc_words])
+    return DOC.format(n=n, title=doc["title"], text=text)
 
 
 def header(family: str, n_demos: int, doc_words: int | None) -> str:

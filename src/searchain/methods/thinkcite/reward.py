@@ -29,7 +29,7 @@ from searchain.types import Passage, Usage
 log = logging.getLogger(__name__)
 
 NO_REFERENCE = (
-    "R_g (DPO implicit reward) needs a reference model (--reference-model / reference_llm); "
+    "R_g (DPO implicit reward) needs a reference model (--reference GGUF or reference=); "
     "none is configured, so the progress reward is R_a only"
 )
 
