@@ -298,3 +298,41 @@ def test_openapi_schema_describes_the_limits(url: str) -> None:
     assert {"200", "413", "422", "429", "502", "504"} <= set(responses)
     stream = schema["paths"]["/v1/ask/stream"]["post"]["responses"]["200"]["content"]
     assert list(stream) == ["text/event-stream"]
+
+
+@pytest.mark.slow
+def test_searchain_serve_command_serves_the_api_and_the_page(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "SEARCHAIN_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("SEARCHAIN_API_TOKEN", None)
+    cmd = [sys.executable, "-m", "searchain.cli", "serve", "--port", str(port),
+           "--runs-dir", str(tmp_path), "--max-concurrent", "3"]  # fmt: skip
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        base, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 120
+        while True:
+            try:
+                health = httpx.get(f"{base}/healthz").json()
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None, proc.stdout.read().decode()  # type: ignore[union-attr]
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+        assert health["max_concurrent"] == 3 and health["llm"].startswith("local:")
+        page = httpx.get(f"{base}/")
+        assert (
+            page.status_code == 200 and '<script type="module" src="/static/app.js">' in page.text
+        )
+        assert "script-src 'self'" in page.headers["content-security-policy"]
+        for asset in ("app.js", "trace.js", "tree.js", "app.css"):
+            assert httpx.get(f"{base}/static/{asset}").status_code == 200, asset
+        assert httpx.get(f"{base}/v1/runs").json() == {"runs": []}
+    finally:
+        proc.terminate()
+        proc.wait(20)
