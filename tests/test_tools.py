@@ -120,6 +120,8 @@ def test_calculator_does_arithmetic_and_refuses_everything_else() -> None:
     assert round(calculate("sqrt(2) * pi"), 4) == 4.4429
     calc = Calculator()
     assert calc.invoke({"expression": "round(7 / 3, 2)"}).text == "2.33"
+    with pytest.raises(ToolError, match=r"^tool 'calculator': division by zero"):
+        calc.invoke({"expression": "1 % 0"})
     hostile = {
         "__import__('os').system('true')": "not allowed",
         "__import__('os')": "unknown function",

@@ -126,7 +126,10 @@ class Calculator(Tool):
         )
 
     def _call(self, args: dict[str, Any]) -> ToolOutput:
-        value = calculate(args["expression"])
+        try:
+            value = calculate(args["expression"])
+        except CalcError as e:
+            raise CalcError(f"tool {self.name!r}: {e}") from None
         if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
             value = int(value)
         return ToolOutput(str(value), meta={"value": value})
