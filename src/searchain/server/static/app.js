@@ -57,6 +57,7 @@ function describe(ev) {
     case "chain": return `round ${d.n}: chain of ${d.queries?.length ?? 0} queries`;
     case "node": return `node ${d.id}: ${d.status} (${d.source})`;
     case "retrieve": return `search: ${d.query}`;
+    case "llm": return `LLM call (${d.purpose ?? "?"})`;
     case "mcts_iteration": return `MCTS iteration ${d.i}, best value ${Number(d.best_value).toFixed(3)}`;
     case "subquestion": return `sub-question (depth ${d.depth}): ${d.text}`;
     case "tool": return `tool call: ${d.name}`;
