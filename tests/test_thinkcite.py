@@ -73,6 +73,12 @@ def test_citation_rules():
     assert (text, cited) == ("Paris is a capital [4].", [4]) and "post-hoc" in notes[0]
     text, cited, _ = tp.enforce_citations("X [1][2][3][4].", range(1, 5), shown)
     assert cited == [1, 2, 3]
+    # No word in common with any document of the step: the top-ranked one, noted.
+    two = [(3, Passage("b", "Lyon lies on the Rhone.", "Lyon")), *shown]
+    text, cited, notes = tp.enforce_citations("Zebras run fast.", range(1, 5), two)
+    assert (text, cited) == ("Zebras run fast [3].", [3]) and "top-ranked" in notes[0]
+    # A step that found nothing cannot give a citation: the sentence stays uncited.
+    assert tp.enforce_citations("Zebras run fast.", range(1, 5), [])[1] == []
     assert tp.parse_action("Search: longest field goal") == ("search", "longest field goal")
     assert tp.parse_action("reflection: try NFL") == ("reflexion", "try NFL")
     assert tp.parse_action("End") == ("end", "")

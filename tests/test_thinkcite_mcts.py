@@ -29,14 +29,12 @@ def reward_of(state: tuple[int, ...]) -> float:
 
 
 class Toy:
-    def __init__(self, shuffle: bool = False, end: bool = True, fail_at: int | None = None):
-        self.shuffle, self.end, self.fail_at = shuffle, end, fail_at
+    def __init__(self, shuffle: bool = False, end: bool = True):
+        self.shuffle, self.end = shuffle, end
         self.expansions: list[tuple[int, ...]] = []
         self.seeds: list[int] = []
 
     def expand(self, path, n, seed):
-        if self.fail_at is not None and len(self.expansions) + 1 == self.fail_at:
-            raise RuntimeError("backend down")
         self.expansions.append(path[-1])
         self.seeds.append(seed)
         actions = [0, 1, 2] if self.end else [0, 1]
@@ -159,11 +157,51 @@ def test_never_drops_without_end_the_best_partial_path_is_returned():
     assert res.best is node and res.best.depth >= 1
 
 
-def test_never_drops_when_the_problem_fails_mid_search():
-    res = search(Toy(fail_at=3), max_iterations=10)
-    assert res.iterations == 2
-    assert res.errors and "backend down" in res.errors[0]
-    assert res.best.depth >= 1  # the tree built before the failure still answers
+def test_a_failed_expansion_is_a_dead_end_and_the_search_goes_on():
+    class Once(Toy):  # the third expansion fails (a prompt past the context, say), once
+        calls = 0
+
+        def expand(self, path, n, seed):
+            self.calls += 1
+            if self.calls == 3:
+                raise RuntimeError("backend down")
+            return super().expand(path, n, seed)
+
+    p = Once()
+    res = search(p, max_iterations=10)
+    assert len(res.errors) == 1 and "backend down" in res.errors[0]
+    assert res.iterations == 9  # 10 attempts, one failed
+    # The failed leaf got no children, is never selected again, and nothing was backpropagated
+    # for it: the root's visits are exactly the evaluated children.
+    dead = [n for n in res.root.walk() if n.expanded and not n.children]
+    assert len(dead) == 1 and dead[0].exhausted and dead[0].id in res.errors[0]
+    assert res.root.visits == len(res.root.walk()) - 1
+    assert len(p.expansions) == 9 and dead[0].state not in p.expansions
+
+
+def test_failures_in_a_row_stop_the_search_and_the_best_tree_so_far_answers():
+    class Down(Toy):  # the backend goes down after two expansions
+        def expand(self, path, n, seed):
+            if len(self.expansions) >= 2:
+                raise RuntimeError("backend down")
+            return super().expand(path, n, seed)
+
+    res = search(Down(), max_iterations=30, max_failures=3)
+    assert res.iterations == 2 and len(res.errors) == 3  # stopped after 3 failures in a row
+    assert res.best.depth >= 1  # the tree built before the failures still answers
+
+
+def test_a_failing_evaluation_attaches_no_child():
+    class BadReward(Toy):
+        def evaluate(self, path):
+            if len(path[-1]) == 2 and path[-1][-1] == 1:
+                raise ValueError("judge failed")
+            return super().evaluate(path)
+
+    res = search(BadReward(), max_iterations=3)
+    # Each expansion below depth 1 evaluates a (x, 1) child first-or-later and fails whole.
+    assert res.errors and all("judge failed" in e for e in res.errors)
+    assert res.root.visits == len(res.root.walk()) - 1  # no half-attached expansion
 
 
 def test_an_expansion_with_no_children_is_a_dead_end():

@@ -3,9 +3,14 @@ searches again (bounded), then writes one cited sentence — or ends the answer.
 
 Reuse instead of re-querying (the research code re-encoded and re-asked needlessly):
 retrievals are cached per query for the whole search; the instruction and demos are one fixed
-prefix (the local backend keeps it in its KV cache); only the first action of a child is sampled
-(seeded by the node's place in the tree), every later call is greedy, so equal children and
+prefix (the local backend keeps it in its KV cache); a child's first action and its sentence are
+sampled with a seed given by the node's place in the tree, every other call is greedy, so
 repeated runs hit the LLM call cache; reward parts are memoised per sentence and NLI pair.
+
+Children must differ for the search to choose between them: a child equal to a sibling is
+re-sampled with the next seed (at most ``resamples`` extra children per expansion). A child
+whose calls fail (a prompt past the model's context, a backend error after retries) is left
+out and noted; only when no child could be made does the expansion fail.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from searchain.llm import LLM
+from searchain.llm import LLM, LLMError
 from searchain.methods.thinkcite import prompting as tp
 from searchain.methods.thinkcite.mcts import Reward
 from searchain.methods.thinkcite.prompting import Search, Step
@@ -32,7 +37,11 @@ class AgentConfig:
     max_reflections: int = 10  # paper's limit; then the agent must write its sentence
     n_demos: int = 2  # ALCE demos in the prompt (4 in the paper; 2 fit a 4k context)
     demo_doc_words: int | None = 60  # demo documents cut to this many words (None: whole)
-    temperature: float = 0.7  # sampling of a child's first action (diversity of children)
+    temperature: float = 0.7  # sampling of a child's first action and sentence (diversity)
+    resamples: int = 3  # extra children sampled per expansion to replace duplicates
+    # Stop reflecting when the prompt grows past this (a 4k-token model: ~3k tokens of text),
+    # so the sentence is still written inside the context.
+    max_prompt_chars: int | None = 12_000
     query_tokens: int = 32
     reflexion_tokens: int = 64
     output_tokens: int = 96
@@ -57,6 +66,8 @@ class ThinkCiteProblem:
         self.usage = Usage()  # agent calls (cached ones included, as cached_calls)
         self.retrievals = retrieval_cache if retrieval_cache is not None else {}
         self.retrieval_calls = self.retrieval_hits = 0
+        self.child_errors: list[str] = []  # children left out, and why
+        self.resampled = 0  # duplicate children replaced by another sample
 
     # -- the Problem protocol -----------------------------------------------------------
     def is_terminal(self, state: Step) -> bool:
@@ -69,15 +80,27 @@ class ThinkCiteProblem:
     def expand(self, path: list[Step], n: int, seed: int) -> list[Step]:
         children: list[Step] = []
         seen: set[tuple[str, str]] = set()
-        for j in range(n):
-            child = self.child(path, seed + j)
+        error: LLMError | None = None
+        for j in range(n + self.config.resamples):
+            if len(children) == n:
+                break
+            if j >= n:
+                self.resampled += 1
+            try:
+                child = self.child(path, seed + j)
+            except LLMError as e:  # this child only: the others may still fit and succeed
+                error = e
+                self.child_errors.append(f"depth {len(path)}, sample {j}: {e}")
+                continue
             key = (child.action, child.sentence)
             if child.action == "output" and not child.sentence:
                 continue  # the model wrote nothing usable
             if key in seen:
-                continue  # an identical sibling adds nothing to the tree
+                continue  # an identical sibling adds nothing to the tree: sample another
             seen.add(key)
             children.append(child)
+        if not children and error is not None:
+            raise error
         return children
 
     # -- one child: think → search → reflect → search … → output -------------------------
@@ -103,6 +126,9 @@ class ThinkCiteProblem:
             text += "\n".join([f"Search: {search.query}", *tp.render_documents(search)]) + "\n"
             if not cfg.reflection or len(step.searches) > cfg.max_reflections:
                 break
+            if cfg.max_prompt_chars is not None and len(text) > cfg.max_prompt_chars:
+                step.notes.append("reflection stopped: the prompt reached max_prompt_chars")
+                break
             if len(step.searches) == 1:  # the paper's expansion always reflects once
                 reflexion = self._gen(text + "Reflexion:", cfg.reflexion_tokens)
             else:  # later: the model decides whether the evidence now suffices
@@ -116,8 +142,8 @@ class ThinkCiteProblem:
             search.reflexion = _one_line(reflexion)
             text += f"Reflexion: {search.reflexion}\n"
             query = self._gen(text + "Search:", cfg.query_tokens) or search.query
-        if sentence is None:
-            sentence = self._gen(text + "Output:", cfg.output_tokens)
+        if sentence is None:  # sampled like the first action: siblings write different ones
+            sentence = self._gen(text + "Output:", cfg.output_tokens, seed)
         shown = [(n, p) for s in step.searches for n, p in enumerate(s.documents, s.first)]
         step.sentence, step.citations, notes = tp.enforce_citations(
             _one_line(sentence), range(1, first), shown, cfg.max_citations

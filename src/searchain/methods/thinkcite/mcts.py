@@ -7,8 +7,10 @@ into ``n_children`` children, **evaluate** each new child's path with the proble
 evaluated child (the paper's running mean). Terminal nodes (End) and nodes at ``max_depth`` are
 never expanded; a subtree with nothing left to expand is skipped, and the search stops early
 when the whole tree is exhausted. The answer is the highest-value terminal node, or with none
-the greedy highest-value path from the root, marked partial — a question is never dropped,
-also not when the problem raises mid-search (the error is kept, the best tree so far is used).
+the greedy highest-value path from the root, marked partial — a question is never dropped.
+An expansion that raises (a backend error after retries, a prompt past the context) makes its
+leaf a dead end and the search goes on; the error is kept. ``max_failures`` failed expansions
+in a row (a backend that is down) stop the search, and the best tree so far answers.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class MCTSConfig:
     max_iterations: int = 30
     exploration: float = 0.2  # w in UCT(s) = V(s) + w·sqrt(ln N(parent) / N(s))
     seed: int = 0
+    max_failures: int = 3  # failed expansions in a row that end the search
 
 
 @dataclass(eq=False)
@@ -111,7 +114,7 @@ class MCTS(Generic[S]):
     def search(self, root_state: S) -> SearchResult[S]:
         root: TreeNode[S] = TreeNode("0", root_state)
         errors: list[str] = []
-        done = 0
+        done = failures = 0
         for i in range(1, self.config.max_iterations + 1):
             leaf = self.select(root)
             if leaf is None:
@@ -119,11 +122,17 @@ class MCTS(Generic[S]):
             try:
                 self.expand_and_evaluate(leaf)
             except Exception as exc:  # keep the tree so far: never drop the question
-                errors.append(f"iteration {i}: {type(exc).__name__}: {exc}")
-                break
-            done = i
+                errors.append(f"iteration {i}: node {leaf.id}: {type(exc).__name__}: {exc}")
+                leaf.expanded = True  # a dead end (no child attached): never selected again
+                self._update_exhausted(leaf)
+                failures += 1
+                if failures >= self.config.max_failures:
+                    break
+                continue
+            failures = 0
+            done += 1
             if self.on_iteration is not None:
-                self.on_iteration(i, self.best(root)[0].value)
+                self.on_iteration(done, self.best(root)[0].value)
         best, partial = self.best(root)
         return SearchResult(root, best, partial, done, errors)
 
@@ -141,13 +150,16 @@ class MCTS(Generic[S]):
     def expand_and_evaluate(self, leaf: TreeNode[S]) -> list[TreeNode[S]]:
         states = [n.state for n in leaf.path()]
         new = self.problem.expand(states, self.config.n_children, self.child_seed(leaf))
+        new = new[: self.config.n_children]
+        # Every child is evaluated before any is attached: a failure leaves the tree as it was.
+        rewards = [self.problem.evaluate([*states, state]) for state in new]
         leaf.expanded = True
-        for j, state in enumerate(new[: self.config.n_children]):
+        for j, (state, reward) in enumerate(zip(new, rewards, strict=True)):
             child = TreeNode(f"{leaf.id}.{j}", state, leaf, leaf.depth + 1)
             child.terminal = self.problem.is_terminal(state)
             leaf.children.append(child)
-            child.reward = self.problem.evaluate([*states, state])
-            self.backpropagate(child, child.reward.total)
+            child.reward = reward
+            self.backpropagate(child, reward.total)
             if child.terminal or child.depth >= self.config.max_depth:
                 child.exhausted = True
         self._update_exhausted(leaf)

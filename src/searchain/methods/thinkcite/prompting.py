@@ -193,8 +193,9 @@ def enforce_citations(
 ) -> tuple[str, list[int], list[str]]:
     """Make every sentence cite 1–``max_cites`` shown documents. Marks outside ``valid`` are
     removed, extra marks beyond ``max_cites`` dropped; a sentence left with none gets the
-    step's document sharing most words with it (post-hoc, noted). Returns the text, the cited
-    numbers and notes."""
+    step's document sharing most words with it (post-hoc, noted), or, sharing none, the step's
+    top-ranked one (noted: the progress reward then judges that citation). Only a step that
+    found no document leaves a sentence uncited. Returns the text, the cited numbers and notes."""
     out, cited, notes = [], [], []
     for sentence in citations.split_sentences(text):
         found = list(dict.fromkeys(citations.marks(sentence)))
@@ -212,6 +213,9 @@ def enforce_citations(
             if added:
                 keep = [step_docs[added[0].mark - 1][0]]
                 notes.append(f"no valid citation: attached [{keep[0]}] post-hoc")
+            else:
+                keep = [step_docs[0][0]]
+                notes.append(f"no valid citation and no overlap: attached [{keep[0]}] (top-ranked)")
         end = body[-1] if body[-1] in ".!?," else ""
         core = body[:-1].rstrip() if end else body
         marks = "".join(f"[{m}]" for m in keep)
