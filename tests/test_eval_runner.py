@@ -72,6 +72,19 @@ def test_kill_9_then_resume_runs_every_item_exactly_once(data_dir: Path, tmp_pat
     assert summary["skipped"] == len(before) and summary["done"] == 6 - len(before)
     assert all(r["status"] == "ok" and "cover_em" in r["metrics"] for r in after)
 
+    # The manifest says what produced the numbers: config, seed, dataset hash, model, versions.
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["config"]["seed"] == 0 and manifest["config"]["methods"] == ["retrieve-read"]
+    assert len(manifest["config"]["dataset_sha256"]) == 64
+    model = manifest["environment"]["model"]
+    assert model["backend"] == "local" and model["path"].endswith(".gguf")
+    assert model["bytes"] == Path(model["path"]).stat().st_size > 100_000_000
+    from importlib.metadata import version
+
+    packages = manifest["environment"]["packages"]
+    assert packages["llama-cpp-python"] == version("llama-cpp-python")
+    assert packages["bm25s"] == version("bm25s")
+
 
 class PoisonServer:
     """An OpenAI-compatible server that answers, except for prompts naming one question."""

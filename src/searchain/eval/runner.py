@@ -99,7 +99,48 @@ class ResultWriter:
         self._f.close()
 
 
-def manifest_for(config: dict[str, Any]) -> dict[str, Any]:
+# Packages whose version can change a run's numbers; recorded when installed.
+RECORDED_PACKAGES = (
+    "llama-cpp-python", "openai", "bm25s", "numpy", "torch", "transformers",
+    "sentence-transformers", "faiss-cpu", "rouge-score", "ray",
+)  # fmt: skip
+
+
+def runtime_environment(llm: Any = None) -> dict[str, Any]:
+    """What produced a run besides its configuration: the resolved model (name, backend,
+    endpoint, GGUF file and size) and the versions of the packages that shape the numbers."""
+    from importlib import metadata
+
+    packages = {}
+    for name in RECORDED_PACKAGES:
+        try:
+            packages[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    env: dict[str, Any] = {"packages": packages, "platform": platform.platform()}
+    inner = getattr(llm, "inner", None) or llm  # under the call cache
+    if inner is not None:
+        model: dict[str, Any] = {"name": getattr(inner, "model", None),
+                                 "backend": getattr(inner, "backend", None)}  # fmt: skip
+        path = getattr(inner, "model_path", None)
+        if path is not None:
+            model["path"] = str(path)
+            model["bytes"] = Path(path).stat().st_size
+        url = getattr(inner, "base_url", None)
+        if url:  # without user-info or query: a key must never land in a run directory
+            from urllib.parse import urlsplit
+
+            parts = urlsplit(str(url))
+            model["base_url"] = f"{parts.scheme}://{parts.hostname or ''}" + (
+                f":{parts.port}" if parts.port else ""
+            ) + parts.path
+        env["model"] = model
+    return env
+
+
+def manifest_for(
+    config: dict[str, Any], environment: dict[str, Any] | None = None
+) -> dict[str, Any]:
     from searchain import __version__
 
     return {
@@ -107,16 +148,21 @@ def manifest_for(config: dict[str, Any]) -> dict[str, Any]:
         "config_hash": hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest(),
         "searchain": __version__,
         "python": platform.python_version(),
+        # Not part of the hash: a run resumed after a package upgrade is still the same run,
+        # but the manifest keeps what started it.
+        "environment": environment or {},
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
 
 
-def prepare_run_dir(run_dir: str | Path, config: dict[str, Any]) -> Path:
+def prepare_run_dir(
+    run_dir: str | Path, config: dict[str, Any], environment: dict[str, Any] | None = None
+) -> Path:
     """Create the run directory, or check that an existing one was made by ``config``."""
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / MANIFEST
-    manifest = manifest_for(config)
+    manifest = manifest_for(config, environment)
     if path.exists():
         old = json.loads(path.read_text())
         if old.get("config_hash") != manifest["config_hash"]:
