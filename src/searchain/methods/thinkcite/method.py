@@ -143,6 +143,8 @@ class ThinkCite:
                 "judge": getattr(judge, "name", None) if judge is not None else None,
             },
             "warnings": list(reward.status),
+            "child_errors": list(problem.child_errors),  # children left out (the rest went on)
+            "resampled_children": problem.resampled,
             "reuse": {
                 "retrieval_calls": problem.retrieval_calls,
                 "retrieval_cache_hits": problem.retrieval_hits,
