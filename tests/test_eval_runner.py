@@ -18,6 +18,7 @@ from searchain.eval.runner import (
     RESULTS,
     Item,
     RunConfigMismatch,
+    pending,
     prepare_run_dir,
     read_results,
     run,
@@ -161,3 +162,17 @@ def _echo(question: str):
     from searchain.types import Trace
 
     return Trace(question=question, method="m", answer=question)
+
+
+def test_items_run_one_after_another_with_all_their_methods(tmp_path: Path) -> None:
+    items = [Item(str(i), f"q{i}") for i in range(3)]
+    (tmp_path / RESULTS).write_text('{"method": "b", "id": "0", "status": "ok"}\n')
+    todo, skipped = pending(items, ["a", "b"], tmp_path)
+    assert skipped == 1
+    assert [(m, it.id) for m, it in todo] == [("a", "0"), ("a", "1"), ("b", "1"), ("a", "2"),
+                                              ("b", "2")]  # fmt: skip
+    # Run one at a time and stopped after 3: every finished item has both methods.
+    summary = run(items[:2], {"a": _echo, "b": _echo}, tmp_path, concurrency=1)
+    assert (summary.done, summary.skipped) == (3, 1)
+    assert sorted((r["method"], r["id"]) for r in read_results(tmp_path)) == [
+        ("a", "0"), ("a", "1"), ("b", "0"), ("b", "1")]  # fmt: skip

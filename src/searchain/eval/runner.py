@@ -198,10 +198,14 @@ def run(
 def pending(
     items: list[Item], methods: Iterable[str], run_dir: Path
 ) -> tuple[list[tuple[str, Item]], int]:
-    """The (method, item) pairs not yet in ``run_dir``'s results, and how many are."""
+    """The (method, item) pairs not yet in ``run_dir``'s results, and how many are.
+
+    Item by item, every method of an item before the next item: a run stopped part-way holds
+    the same questions for every method, so its partial table already compares like with like
+    (and an item's methods share prompt prefixes while they are warm in the LLM's cache)."""
     finished = {(r["method"], r["id"]) for r in read_results(run_dir)}
     names = list(methods)
-    todo = [(m, it) for m in names for it in items if (m, it.id) not in finished]
+    todo = [(m, it) for it in items for m in names if (m, it.id) not in finished]
     return todo, len(names) * len(items) - len(todo)
 
 
