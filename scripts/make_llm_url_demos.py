@@ -5,9 +5,13 @@ split (the research code took them from the evaluated test file, a leak). Here t
 the MuSiQue *train* sample in ../shared/data: its gold documents are the supporting paragraphs'
 Wikipedia titles, in the order of the question's decomposition. WebQuestions' train split has
 no gold documents, and HotpotQA has no train file in ../shared/data, so neither can be used.
-The first ``--d`` questions with at least two distinct gold titles are taken, in file order.
+Every question with at least two distinct gold titles is written, in file order (``--d``
+keeps only the first d): the prompt shows the first ``shots`` (10) of them. ``searchain eval
+--dataset musique`` evaluates this same sample, so an evaluation drops the demos of the items
+it evaluates and the next ones in the file take their places
+(``LLMURLRetriever.exclude_demos``).
 
-Usage: python scripts/make_llm_url_demos.py [--source PATH] [--out PATH] [--d 10]
+Usage: python scripts/make_llm_url_demos.py [--source PATH] [--out PATH] [--d N]
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--d", type=int, default=10)
+    parser.add_argument("--d", type=int, default=None, help="keep the first d (default: all)")
     args = parser.parse_args()
     records = json.loads(args.source.read_text(encoding="utf-8"))
     demos = []

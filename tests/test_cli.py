@@ -175,3 +175,47 @@ def test_serve_index_refuses_a_public_address() -> None:
     result = runner.invoke(app, ["serve-index", "--host", "0.0.0.0"])
     assert result.exit_code == 1
     assert "allow" in result.output.lower()
+
+
+def test_method_options_parse_and_route() -> None:
+    from searchain.methods.options import parse_method_options
+
+    got = parse_method_options(
+        ["thinkcite.n_children=2", "seed=7", "family=eli5", "searchain.theta=-1.0", "x=null"],
+        ["thinkcite", "searchain"],
+    )
+    assert got["thinkcite"] == {"n_children": 2, "seed": 7, "family": "eli5", "x": None}
+    assert got["searchain"] == {"seed": 7, "family": "eli5", "theta": -1.0, "x": None}
+    # A method-specific value wins over a plain one, whatever the order.
+    assert parse_method_options(["rebel.k=2", "k=5"], ["rebel"])["rebel"] == {"k": 2}
+    for bad, why in (("n_children", "KEY=VALUE"), ("Bad Key=1", "KEY=VALUE"),
+                     ("react.k=1", "not run here"), ("k=[1,2]", "scalars")):  # fmt: skip
+        with pytest.raises(ValueError, match=why):
+            parse_method_options([bad], ["thinkcite"])
+
+
+def test_unknown_method_option_is_a_clear_error() -> None:
+    result = runner.invoke(app, ["ask", "q", "--method", "thinkcite", "-O", "n_chidlren=2"])
+    assert result.exit_code != 0 and "unknown thinkcite option 'n_chidlren'" in result.output
+
+
+@pytest.mark.slow
+def test_ask_thinkcite_with_options_on_the_real_model() -> None:
+    q = "Who was known by his stage name Aladin?"
+    args = ["ask", q, "--method", "thinkcite", "--json", "--iterations", "1",
+            "-O", "n_children=2", "-O", "max_reflections=1", "-O", "n_demos=1", "-O", "seed=3"]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    trace = json.loads(result.stdout)
+    mcts = trace["meta"]["config"]["mcts"]
+    assert (mcts["n_children"], mcts["max_iterations"], mcts["seed"]) == (2, 1, 3)
+    assert trace["meta"]["config"]["agent"]["max_reflections"] == 1
+    assert trace["meta"]["iterations"] == 1 and 2 <= len(trace["nodes"]) <= 3
+    assert trace["meta"]["child_errors"] == [] and trace["meta"]["resampled_children"] >= 0
+    # One expansion of the root: its children differ (a duplicate would have been re-sampled).
+    children = [(n["meta"]["action"], n["answer"]) for n in trace["nodes"] if n["parent"] == "0"]
+    assert len(set(children)) == len(children)
+    refs = [r["id"] for r in trace["references"]]
+    assert trace["final_content"] and all(
+        c["passage_id"] == refs[c["mark"] - 1] for c in trace["citations"]
+    )

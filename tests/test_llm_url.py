@@ -8,6 +8,7 @@ import asyncio
 import time
 from itertools import chain
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
@@ -17,6 +18,8 @@ from searchain.retrieval.demo import demo_corpus_path
 from searchain.retrieval.llm_url import (
     Document,
     FetchConfig,
+    LLMURLConfig,
+    LLMURLRetriever,
     MirrorCorpus,
     MirrorServer,
     PageFetcher,
@@ -64,6 +67,12 @@ EXTRACTION_TABLE = [
     # Quotes around URLs, trailing '...' and '!'.
     (f'"{W}Hank_Snow", \'{W}Publix\'... {W}Tennessee!', ["Hank Snow", "Publix", "Tennessee"],
      ["ok", "ok", "ok"]),
+    # Apostrophes inside a title stay; a quote around a URL does not (nor in a Python list).
+    (f"{W}Arthur's_Magazine and {W}Rock_'n'_roll.", ["Arthur's Magazine", "Rock 'n' roll"],
+     ["ok", "ok"]),
+    (f"See '{W}Arthur's_Magazine'. ['{W}Rock_'n'_roll', '{W}Hank_Snow']",
+     ["Arthur's Magazine", "Rock 'n' roll", "Hank Snow"], ["ok", "ok", "ok"]),
+    (f"'{W}Publix','{W}Guns_N'_Roses'", ["Publix", "Guns N' Roses"], ["ok", "ok"]),
     # Nothing URL-like at all.
     ("I do not know which pages have the answer.", [], []),
 ]  # fmt: skip
@@ -77,6 +86,33 @@ def test_extractor_on_nasty_generations(text: str, titles: list[str], statuses: 
     for u in ex.urls:
         assert u.url == W + u.url.removeprefix(W)  # canonical https desktop URL
         assert "#" not in u.url and "?" not in u.url
+
+
+# (generation, the title tried first, the spellings tried if it is not found)
+ALTERNATIVES_TABLE = [
+    (f"{W}Washington,_D.C.", "Washington, D.C", ["Washington, D.C."]),
+    (f"{W}Oklahoma!", "Oklahoma", ["Oklahoma!"]),
+    (f"{W}Oklahoma!.", "Oklahoma", ["Oklahoma!.", "Oklahoma!"]),
+    (f"[musical]({W}Oklahoma!)", "Oklahoma", ["Oklahoma!"]),
+    (f"{W}When_Harry_Met_Sally...", "When Harry Met Sally",
+     ["When Harry Met Sally...", "When Harry Met Sally."]),
+    (f"{W}These_Boots_Are_Made_for_Walkin'", "These Boots Are Made for Walkin",
+     ["These Boots Are Made for Walkin'"]),
+    # After an opening quote the apostrophe closes it; a full stop may still be the title's.
+    (f"'{W}Washington,_D.C.'", "Washington, D.C", ["Washington, D.C."]),
+    (f"'{W}Publix'.", "Publix", []),
+    # Nothing was trimmed, or only what cannot end a title.
+    (f"{W}Paris, {W}Rome;", "Paris", []),
+    (f"{W}Caf%C3%A9#History.", "Café", []),  # the "." was the fragment's
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "title", "alternatives"), ALTERNATIVES_TABLE)
+def test_trimmed_title_punctuation_is_kept_as_an_alternative(
+    text: str, title: str, alternatives: list[str]
+) -> None:
+    first = extract_urls(text, m=10).urls[0]
+    assert (first.title, first.alternatives) == (title, alternatives)
 
 
 def test_extractor_caps_at_m_and_counts_duplicates() -> None:
@@ -106,15 +142,86 @@ def test_prompts_zero_and_few_shot() -> None:
         build_prompt("Q?", 11)
 
 
-def test_demos_come_from_a_train_split_not_the_evaluated_one(data_dir: Path) -> None:
+def test_demos_come_from_a_train_split(data_dir: Path) -> None:
     import json
 
-    demo_qs = {d.question for d in load_demos(d=10)}
-    train = json.loads((data_dir / "musique" / "musique_train.json").read_text())
-    assert demo_qs <= {r["question"] for r in train}
+    pool = load_demos(d=None)
+    assert len(pool) == 98 and load_demos(d=10) == pool[:10]
+    train = {r["id"]: r for r in
+             json.loads((data_dir / "musique" / "musique_train.json").read_text())}  # fmt: skip
+    assert all(train[d.id]["question"] == d.question for d in pool)
     with (data_dir / "hotpotqa" / "dev_subsampled.jsonl").open() as f:
         hotpot = {json.loads(line)["question_text"] for line in f}
-    assert not demo_qs & hotpot
+    assert not {d.question for d in pool} & hotpot
+
+
+def llm_url(tmp_path: Path, **options) -> LLMURLRetriever:
+    """A retriever without an LLM: enough to see which demos its prompt would show."""
+    return LLMURLRetriever(None, LLMURLConfig(fetch=FetchConfig(cache_dir=str(tmp_path)),  # type: ignore[arg-type]
+                                              **options))  # fmt: skip
+
+
+def test_demo_exclusion(tmp_path: Path) -> None:
+    r = llm_url(tmp_path)
+    pool = list(r.demo_pool)
+    assert r.demos == pool[:10] and r.demo_summary()["excluded"] == []
+    # By id (the 1st), and by question however it is spelled (the 3rd), the next ones fill in.
+    spelled = "  " + pool[2].question.upper().replace("?", " ?!") + " "
+    summary = r.exclude_demos([spelled, "An unrelated question?"], [pool[0].id, "other-id"])
+    assert r.demos == [pool[1], *pool[3:12]]
+    assert summary == {"shots": 10, "shown": [d.id for d in r.demos],
+                       "excluded": [pool[0].id, pool[2].id]}  # fmt: skip
+    prompt = build_prompt("Who?", 10, r.demos)
+    assert pool[0].question not in prompt and pool[2].question not in prompt
+    assert pool[1].question in prompt and pool[11].question in prompt
+    # A new exclusion replaces the last one; excluding the whole pool leaves zero-shot.
+    r.exclude_demos([], [])
+    assert r.demos == pool[:10]
+    r.exclude_demos([d.question for d in pool])
+    assert r.demos == [] and r.demo_summary()["shots"] == 0
+    assert build_prompt("Who?", 10, r.demos) == build_prompt("Who?", 10)
+    # A demo file without ids is matched by question; fewer shots asked, fewer shown.
+    own = tmp_path / "demos.jsonl"
+    own.write_text("".join(f'{{"question": "Q{i}?", "urls": ["{W}T{i}"]}}\n' for i in range(5)))
+    mine = llm_url(tmp_path, demos=str(own), shots=3)
+    assert [d.question for d in mine.demos] == ["Q0?", "Q1?", "Q2?"]
+    assert mine.exclude_demos(["q1"], ["Q0?"]) == {
+        "shots": 3, "shown": ["Q0?", "Q2?", "Q3?"], "excluded": ["Q1?"]}  # fmt: skip
+    assert llm_url(tmp_path, shots=0).exclude_demos([pool[0].question])["excluded"] == []
+
+
+def test_eval_never_shows_an_evaluated_item_as_a_demo(data_dir, monkeypatch, tmp_path) -> None:
+    """For every dataset `searchain eval` can load, the demos its LLM-URL prompt shows are not
+    evaluated items (by id or question); only MuSiQue, whose train sample the packaged demos
+    come from, needs an exclusion, and the manifest config says so."""
+    from searchain.cli import _exclude_evaluated_demos
+    from searchain.eval.datasets import DATASETS, load_dataset
+    from searchain.retrieval.llm_url.generate import question_key
+
+    monkeypatch.setenv("SEARCHAIN_DATA", str(data_dir))
+    pool = load_demos(d=None)
+    cases = [(name, None) for name in DATASETS] + [("musique", 20), ("musique", 95)]
+    for name, limit in cases:
+        examples = load_dataset(name, limit=limit, seed=0)
+        r = llm_url(tmp_path)
+        config: dict = {}
+        _exclude_evaluated_demos(r, examples, config)
+        evaluated = {question_key(e.question) for e in examples}
+        ids = {e.id for e in examples}
+        assert not {question_key(d.question) for d in r.demos} & evaluated, name
+        assert not {d.id for d in r.demos} & ids, name
+        prompt = build_prompt("Who?", 10, r.demos)
+        assert all(d.question in prompt for d in r.demos)
+        overlap = [d.id for d in pool if d.id in ids]
+        if name != "musique":
+            assert not overlap and r.demos == pool[:10] and config == {}, name
+            continue
+        assert overlap and config["llm_url_demos"]["excluded"] == overlap
+        assert config["llm_url_demos"]["shown"] == [d.id for d in r.demos]
+        # The whole sample leaves no MuSiQue demo (zero-shot); a part of it leaves the others.
+        expected = {None: 0, 20: 10, 95: 5}[limit]
+        assert len(r.demos) == config["llm_url_demos"]["shots"] == expected, limit
+        assert r.demos == [d for d in pool if d.id not in ids][:10]
 
 
 def test_bad_demo_file_is_a_clear_error(tmp_path: Path) -> None:
@@ -404,3 +511,41 @@ def test_pipeline_on_a_hostile_generation(mirror: MirrorServer, tmp_path: Path) 
     assert result.report["valid_urls"] == 2 and result.report["valid_url_share"] == 2 / 5
     assert [p.id for p in result.passages] == ["Kiss and Tell (1945 film)#0"]
     assert "Shirley Temple" in result.passages[0].text
+
+
+def test_title_punctuation_fallback_through_the_mirror(mirror: MirrorServer, tmp_path) -> None:
+    """A title that lost a trailing "." "!" "..." or "'" to trimming is found under the
+    spelling that keeps it, only after the trimmed one is not (real HotpotQA page titles)."""
+    from searchain.retrieval.llm_url.retriever import generation_of
+
+    text = (
+        "/Manchester_United_F.C.\n"
+        f"{W}When_Harry_Met_Sally...\n"
+        f"{W}These_Boots_Are_Made_for_Walkin'\n"
+        f"'{W}Get_Christie_Love!'\n"
+        f"{W}Aristotle.\n"  # found as trimmed: the "." is never tried
+        f"{W}No_such_page!\n"
+    )
+    r = LLMURLRetriever(None, LLMURLConfig(m=10, keep_documents=True, fetch=FetchConfig(  # type: ignore[arg-type]
+        base_url=mirror.url, cache_dir=str(tmp_path), retries=0)))  # fmt: skip
+    before = len(mirror.requests)
+    result = r.from_generation("Who?", generation_of(text, 10), k=3)
+    urls = result.report["urls"]
+    assert [(u["status"], u["title"], u.get("fallback_from")) for u in urls] == [
+        ("fetched", "Manchester United F.C.", "Manchester United F.C"),
+        ("fetched", "When Harry Met Sally...", "When Harry Met Sally"),
+        ("fetched", "These Boots Are Made for Walkin'", "These Boots Are Made for Walkin"),
+        ("fetched", "Get Christie Love!", "Get Christie Love"),
+        ("fetched", "Aristotle", None),
+        ("not_found", "No such page", None),
+    ]
+    assert urls[1]["url"] == f"{W}When_Harry_Met_Sally..."
+    assert [d["url"] for d in result.report["documents"]] == [u["url"] for u in urls[:5]]
+    for d in result.report["documents"]:
+        start = " ".join(" ".join(mirror.corpus.pages[d["title"]]).split()[:8])
+        assert d["text"].split() and " ".join(d["text"].split()).startswith(start)
+    assert result.report["valid_urls"] == 5
+    # 6 trimmed titles, then the 6 kept spellings of the 5 not found ("..." and ".").
+    asked = [unquote(p) for p in mirror.requests[before:]]
+    assert len(asked) == 12 and "/wiki/Aristotle." not in asked
+    assert asked.count("/wiki/No_such_page!") == 1

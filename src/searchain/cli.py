@@ -72,6 +72,18 @@ ToolsOpt = Annotated[
         show_default=False,
     ),
 ]
+MethodOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--option",
+        "-O",
+        help="A method option as KEY=VALUE, or METHOD.KEY=VALUE for one method; repeatable. "
+        "Any field of the method's configuration, e.g. -O thinkcite.n_children=2 "
+        "-O max_reflections=3 -O seed=1 (Think&Cite), -O theta=-1.0 (SearChain), "
+        "-O max_depth=2 (REBEL). Unknown names are errors.",
+        show_default=False,
+    ),
+]
 DenseIndexOpt = Annotated[
     Path | None,
     typer.Option(help="A dense index directory (default: the demo corpus).", show_default=False),
@@ -377,6 +389,7 @@ def ask(
     ] = None,
     json_out: JsonOpt = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log retries.")] = False,
+    option: MethodOpt = None,
 ) -> None:
     """Answer a question with [n] citations to the passages that support it."""
     from searchain.llm import LLMError, make_llm
@@ -426,6 +439,9 @@ def ask(
         elif method == "thinkcite":
             options = dict(max_iterations=iterations, family=family,
                            nli=None if nli == "none" else nli, reference=reference)  # fmt: skip
+        from searchain.methods.options import parse_method_options
+
+        options.update(parse_method_options(option, [method])[method])
         runner = build_method(method, client, idx, k=k, reader=reader, **options)  # type: ignore[arg-type]
     except (LLMError, ValueError, ImportError, FileNotFoundError) as e:
         _fail(str(e))
@@ -528,6 +544,7 @@ def eval_(
     ] = None,
     nli: NliOpt = None,
     reference: ReferenceOpt = None,
+    option: MethodOpt = None,
 ) -> None:
     """Run methods over a dataset into a run directory: every finished item is appended to
     results.jsonl (fsynced), failures are recorded and counted, and re-running the same
@@ -546,7 +563,13 @@ def eval_(
 
     from searchain.eval.datasets import dataset_fingerprint, load_dataset
     from searchain.eval.metrics import score_item
-    from searchain.eval.runner import Item, RunConfigMismatch, prepare_run_dir, run
+    from searchain.eval.runner import (
+        Item,
+        RunConfigMismatch,
+        prepare_run_dir,
+        run,
+        runtime_environment,
+    )
     from searchain.llm import LLMError, make_llm
     from searchain.methods.registry import build_method
 
@@ -555,6 +578,12 @@ def eval_(
     except (FileNotFoundError, ValueError) as e:
         _fail(str(e))
     names = [m.strip() for m in methods.split(",") if m.strip()]
+    from searchain.methods.options import parse_method_options
+
+    try:
+        method_options = parse_method_options(option, names)
+    except ValueError as e:
+        _fail(str(e))
     config = {
         "dataset": dataset,
         "dataset_sha256": dataset_fingerprint(dataset)["sha256"],
@@ -574,6 +603,8 @@ def eval_(
     for key, value in (("nli", nli), ("reference", reference)):
         if value is not None:
             config[key] = value
+    if option:  # only when given, so earlier run directories keep their config hash
+        config["options"] = method_options
     if tools is not None:  # REBEL's tools file, by content
         import hashlib
 
@@ -595,12 +626,14 @@ def eval_(
 
             r = _open_retriever(retriever, index, dense_index, llm=client)
             r.config = dataclasses.replace(r.config, keep_documents=True)  # type: ignore[attr-defined]
+            _exclude_evaluated_demos(r, examples, config)
         # SearChain's prompt family follows the dataset's task (StrategyQA: yes/no, ...).
         family = examples[0].task if examples else "multihop"
         sc_task = family if family in ("yesno", "factcheck", "longform") else "multihop"
         tc = _thinkcite_eval_options(examples, nli, reference)
-        built = {n: build_method(n, client, r, k=k, **_eval_options(n, sc_task, tools),  # type: ignore[arg-type]
-                                 **(tc if n == "thinkcite" else {})) for n in names}  # fmt: skip
+        opts = {n: {**_eval_options(n, sc_task, tools), **(tc if n == "thinkcite" else {}),
+                    **method_options[n]} for n in names}  # fmt: skip
+        built = {n: build_method(n, client, r, k=k, **opts[n]) for n in names}  # type: ignore[arg-type]
         judge = _eval_judge(nli, client)
         runners = {n: _with_reports(m.run, retriever) for n, m in built.items()}
     except (LLMError, ValueError, ImportError) as e:
@@ -610,7 +643,7 @@ def eval_(
     # What each name resolved to (ablation flags, k, templates...), so the manifest says it.
     config["method_config"] = {n: describe(m) for n, m in built.items()}
     try:
-        prepare_run_dir(out, config)
+        prepare_run_dir(out, config, runtime_environment(client))
     except RunConfigMismatch as e:
         _fail(str(e))
     from searchain.eval.alce import alce_gold, alce_scores
@@ -650,8 +683,7 @@ def eval_(
                 tuple(names), llm=llm, model=model, base_url=base_url, api=api, cache=cache,
                 retriever=retriever, index=str(index) if index else None,
                 dense_index=str(dense_index) if dense_index else None, k=k,
-                options={n: {**_eval_options(n, sc_task, tools),
-                             **(tc if n == "thinkcite" else {})} for n in names},
+                options=opts,
             )  # fmt: skip
             try:
                 summary = run_ray(items, spec, out, address=ray_address, concurrency=concurrency,
@@ -685,6 +717,19 @@ def _eval_judge(nli: str | None, client: object) -> object:
     from searchain.readers.nli import make_judge
 
     return make_judge(nli, client)  # type: ignore[arg-type]
+
+
+def _exclude_evaluated_demos(r: object, examples: list, config: dict[str, object]) -> None:
+    """LLM-URL's few-shot demos never include an evaluated item (the packaged ones are MuSiQue
+    train items, which `--dataset musique` evaluates): drop them, and say so in the manifest
+    (only then, so run directories without an overlap keep their config hash)."""
+    demos = r.exclude_demos([e.question for e in examples], [e.id for e in examples])  # type: ignore[attr-defined]
+    if demos["excluded"]:
+        config["llm_url_demos"] = demos
+        err.print(
+            f"LLM-URL: {len(demos['excluded'])} demo(s) are evaluated items and were left out; "
+            f"the prompt shows {demos['shots']} other(s)"
+        )
 
 
 def _eval_options(method: str, sc_task: str, tools: Path | None) -> dict[str, object]:

@@ -23,7 +23,14 @@ def serve(
         Path | None, typer.Option("--index", "-i", help="BM25 index (default: the demo corpus).")
     ] = None,
     retriever: Annotated[
-        str, typer.Option("--retriever", "-r", help="bm25, dense, hybrid or remote:URL.")
+        str,
+        typer.Option(
+            "--retriever",
+            "-r",
+            help="bm25, dense, hybrid, remote:URL or llm-url[:OPTS] (the LLM names Wikipedia "
+            "URLs; e.g. llm-url:http://127.0.0.1:8765 for `searchain mirror serve`; OPTS as "
+            "in `searchain ask --help`).",
+        ),
     ] = "bm25",
     dense_index: Annotated[Path | None, typer.Option(help="A dense index directory.")] = None,
     llm: Annotated[

@@ -4,7 +4,9 @@ at a time; a per-request timeout that really stops the work.
 A method runs in a worker thread. Python cannot kill a thread, so a timed-out (or abandoned)
 answer is *cancelled cooperatively*: the LLM is wrapped so that its next call raises
 :class:`Cancelled`. The work thus stops after at most one more LLM call, and its concurrency
-slot stays taken until it has, so the bound counts real work, not open requests.
+slot stays taken until it has, so the bound counts real work, not open requests. A retriever
+that prompts an LLM itself (LLM-URL) gets the wrapped LLM too, and its retrieval reports go
+into ``trace.meta["retrieval"]`` as they do on the command line.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from searchain.llm.base import GenerationParams, Message
 from searchain.methods import registry
 from searchain.methods.base import Method
 from searchain.retrieval.base import Retriever
+from searchain.retrieval.llm_url.retriever import with_retrieval_reports
 from searchain.types import CompletionResult, Trace
 
 _CANCEL: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
@@ -104,6 +107,11 @@ class Engine:
             raise ValueError("max_concurrent must be at least 1")
         self.llm = CancellableLLM(llm)
         self.retriever = retriever
+        # A retriever that prompts an LLM itself (LLM-URL names its URLs with one) must stop
+        # on a timeout too: its calls go through the cancellable wrapper as well.
+        inner = getattr(retriever, "llm", None)
+        if isinstance(inner, LLM) and not isinstance(inner, CancellableLLM):
+            retriever.llm = self.llm if inner is llm else CancellableLLM(inner)  # type: ignore[union-attr]
         self.reader = reader
         self.max_concurrent = max_concurrent
         self.max_question_tokens = max_question_tokens
@@ -171,12 +179,16 @@ class Engine:
         released when the work ends (not when this returns). Raises ``TimeoutError``."""
         cancel = threading.Event()
 
+        # LLM-URL's reports (the URLs, their fates) and its URL generation's usage go into
+        # the trace, as on the command line.
+        run = with_retrieval_reports(method.run)
+
         def work() -> Trace:
             _CANCEL.set(cancel)  # this thread's own context (copied below)
             if on_event is None:
-                return method.run(question)
+                return run(question)
             with listening(on_event):
-                return method.run(question)
+                return run(question)
 
         loop = asyncio.get_running_loop()
         ctx = contextvars.copy_context()

@@ -3,14 +3,19 @@
 The prompt is the question, the paper's instruction ("Which m Wikipedia URLs would have the
 answer?"; "Which Wikipedia URL has the answer?" for m = 1) and the URL prefix
 ``https://en.wikipedia.org/wiki`` as a primer the model continues, greedily. Few-shot prompts
-put d (question, gold URLs) demonstrations first; the packaged ones come from a *training*
-split (``scripts/make_llm_url_demos.py``), never from an evaluated one. The templates are
-data files in ``searchain/prompts/llm_url/``.
+put d (question, gold URLs) demonstrations first; the packaged ones come from the MuSiQue
+*train* sample (``scripts/make_llm_url_demos.py``), which ``searchain eval --dataset musique``
+also serves, so an evaluation excludes the items it evaluates from the demos
+(:meth:`~searchain.retrieval.llm_url.retriever.LLMURLRetriever.exclude_demos`; matched by id
+or by :func:`question_key`). The templates are data files in ``searchain/prompts/llm_url/``.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -30,6 +35,23 @@ TOKENS_PER_URL = 32  # a URL line is ~10 tokens of prefix plus the title
 class Demo:
     question: str
     urls: tuple[str, ...]
+    id: str = ""  # the source item's id (packaged demos: the MuSiQue id), "" if unknown
+
+
+def question_key(question: str) -> str:
+    """A question as compared for demo exclusion: NFKC, case-folded, punctuation and
+    whitespace runs made one space (``"Who is X?"`` and ``"who is  x"`` are one question)."""
+    text = unicodedata.normalize("NFKC", question).casefold()
+    return " ".join(re.sub(r"[\W_]+", " ", text).split())
+
+
+def without(demos: Iterable[Demo], questions: Iterable[str], ids: Iterable[str] = ()) -> list[Demo]:
+    """``demos`` less those whose id is in ``ids`` or whose question is among ``questions``."""
+    keys = {question_key(q) for q in questions}
+    id_set = {str(i) for i in ids if i}
+    return [
+        d for d in demos if not (d.id and d.id in id_set) and question_key(d.question) not in keys
+    ]
 
 
 def instruction(m: int) -> str:
@@ -40,9 +62,9 @@ def instruction(m: int) -> str:
     )
 
 
-def load_demos(path: str | Path | None = None, d: int = 10) -> list[Demo]:
-    """The first ``d`` demos of a JSONL file of ``{"question", "urls": [...]}`` (default: the
-    packaged MuSiQue-train demos)."""
+def load_demos(path: str | Path | None = None, d: int | None = 10) -> list[Demo]:
+    """The first ``d`` demos (``None``: all) of a JSONL file of ``{"question", "urls": [...],
+    "id"?}`` (default: the packaged MuSiQue-train demos)."""
     if path is None:
         text = (resources.files("searchain.prompts") / "llm_url" / "demos.jsonl").read_text(
             encoding="utf-8"
@@ -52,12 +74,16 @@ def load_demos(path: str | Path | None = None, d: int = 10) -> list[Demo]:
         text = Path(path).read_text(encoding="utf-8")
         where = str(path)
     demos: list[Demo] = []
+    if d == 0:
+        return demos
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
-            demo = Demo(str(obj["question"]), tuple(str(u) for u in obj["urls"]))
+            demo = Demo(
+                str(obj["question"]), tuple(str(u) for u in obj["urls"]), str(obj.get("id") or "")
+            )
         except (json.JSONDecodeError, KeyError, TypeError) as e:
             raise ValueError(f"{where} line {n}: expected {{question, urls}} ({e})") from None
         if not demo.urls:

@@ -17,12 +17,12 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from searchain.llm import LLM
-from searchain.retrieval.llm_url.fetcher import FetchConfig, PageFetcher
+from searchain.retrieval.llm_url.fetcher import FetchConfig, PageFetcher, PageResult
 from searchain.retrieval.llm_url.generate import (
     MAX_M,
     PRIMER,
@@ -30,9 +30,10 @@ from searchain.retrieval.llm_url.generate import (
     Generation,
     generate_urls,
     load_demos,
+    without,
 )
 from searchain.retrieval.llm_url.ranking import RANKERS, Document, rank_passages, split_document
-from searchain.retrieval.llm_url.urls import extract_urls
+from searchain.retrieval.llm_url.urls import ExtractedURL, extract_urls, title_to_path
 from searchain.types import Passage, Trace, Usage
 
 _reports: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
@@ -76,7 +77,9 @@ def generation_of(text: str, m: int = 10, hosts: tuple[str, ...] = ("en.wikipedi
 class LLMURLConfig:
     m: int = 10  # URLs asked for (1-10, as in the paper)
     shots: int = 10  # few-shot demos (0 = zero-shot); the paper's d = 10
-    demos: str | None = None  # a JSONL file of {question, urls}; default: packaged train demos
+    # A JSONL file of {question, urls, id?}: the first `shots` not excluded are shown
+    # (exclude_demos); default: the packaged MuSiQue-train demos.
+    demos: str | None = None
     ranker: str = "bm25"  # or "dense" (MiniLM; needs the dense extra)
     max_words: int = 100
     keep_documents: bool = False  # put each fetched page's text into the report (evaluation)
@@ -104,10 +107,34 @@ class LLMURLRetriever:
         self.llm = llm
         self.config = config or LLMURLConfig()
         self.fetcher = PageFetcher(self.config.fetch)
-        self.demos: list[Demo] = (
-            load_demos(self.config.demos, self.config.shots) if self.config.shots else []
+        # Every demo of the file; the first `shots` of those not excluded reach the prompt.
+        self.demo_pool: list[Demo] = (
+            load_demos(self.config.demos, None) if self.config.shots else []
         )
+        self.demos: list[Demo] = self.demo_pool[: self.config.shots]
+        self.excluded_demos: list[Demo] = []
         self.embedder = embedder
+
+    def exclude_demos(self, questions: Iterable[str], ids: Iterable[str] = ()) -> dict[str, Any]:
+        """Never show as a demo an item among these (an evaluation's items): a demo whose id
+        is in ``ids`` or whose question is one of ``questions`` (:func:`.generate.question_key`)
+        is dropped from the pool and the next ones fill in. Returns what the prompt now shows:
+        ``{"shots", "shown": [ids], "excluded": [ids]}`` (ids, else questions)."""
+        kept = without(self.demo_pool, questions, ids)
+        kept_set = {id(d) for d in kept}
+        self.excluded_demos = [d for d in self.demo_pool if id(d) not in kept_set]
+        self.demos = kept[: self.config.shots]
+        return self.demo_summary()
+
+    def demo_summary(self) -> dict[str, Any]:
+        def name(d: Demo) -> str:
+            return d.id or d.question
+
+        return {
+            "shots": len(self.demos),
+            "shown": [name(d) for d in self.demos],
+            "excluded": [name(d) for d in self.excluded_demos],
+        }
 
     def retrieve(self, query: str, k: int = 5) -> Retrieval:
         """Ask the LLM for URLs, then :meth:`from_generation`."""
@@ -128,6 +155,7 @@ class LLMURLRetriever:
             [u.title for u in urls],  # type: ignore[misc]
             [u.host for u in urls],  # type: ignore[misc]
         )
+        fallbacks = self._fetch_alternatives(urls, pages)
         docs: list[Document] = []
         # Pair usable candidates with their fetch results, in generation order.
         by_url = dict(zip((u.url for u in urls), pages, strict=True))
@@ -137,13 +165,18 @@ class LLMURLRetriever:
             entry = cand.to_dict()
             page = by_url.get(cand.url) if cand.status == "ok" else None
             if page is not None:
+                url = cand.url or ""
+                if cand.url in fallbacks:  # found under a spelling that kept "." "!" "?" "'"
+                    page = fallbacks[cand.url]
+                    url = f"https://{cand.host}/wiki/{title_to_path(page.title)}"
+                    entry.update(url=url, fallback_from=cand.title)
                 entry.update(page.to_dict())
                 entry["status"] = page.status
-                title = page.page_title or cand.title or ""
+                title = page.page_title or page.title or ""
                 # Two spellings can redirect to one article: it is one document, not two.
                 if page.status == "fetched" and page.text and title not in seen:
                     seen.add(title)
-                    docs.append(Document(cand.url or "", title, page.text))
+                    docs.append(Document(url, title, page.text))
             entries.append(entry)
         pooled = [p for d in docs for p in split_document(d, cfg.max_words)]
         top = rank_passages(query, pooled, k, ranker=cfg.ranker, embedder=self._embedder())
@@ -153,6 +186,7 @@ class LLMURLRetriever:
             "query": query,
             "m": cfg.m,
             "shots": len(self.demos),
+            "demos_excluded": len(self.excluded_demos),
             "completion": gen.completion,
             "urls": entries,
             "duplicates": gen.extraction.duplicates,
@@ -166,6 +200,22 @@ class LLMURLRetriever:
             "usage": gen.usage.to_dict(),
         }
         return Retrieval(top, report)
+
+    def _fetch_alternatives(
+        self, urls: list[ExtractedURL], pages: list[PageResult]
+    ) -> dict[str, PageResult]:
+        """For each URL whose title was not found, its first alternative spelling that is
+        (:attr:`ExtractedURL.alternatives`), fetched all at once: ``{url: page}``."""
+        asks = [(u, alt) for u, page in zip(urls, pages, strict=True)
+                if page.status == "not_found" for alt in u.alternatives]  # fmt: skip
+        if not asks:
+            return {}
+        found = self.fetcher.fetch_titles([a for _, a in asks], [u.host for u, _ in asks])  # type: ignore[misc]
+        out: dict[str, PageResult] = {}
+        for (u, _alt), page in zip(asks, found, strict=True):
+            if page.status == "fetched" and u.url not in out:
+                out[u.url] = page  # type: ignore[index]
+        return out
 
     def _embedder(self) -> Any:
         if self.config.ranker == "dense" and self.embedder is None:

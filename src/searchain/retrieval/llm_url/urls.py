@@ -4,7 +4,9 @@ The research code's regex (``http[s]?://(?:[a-zA-Z]|[0-9]|[$-_@.&+]|...)+``) has
 range ``[$-_]`` that spans ``$`` to ``_`` and so admits ``,`` ``<`` ``=`` ``>`` ``;`` and
 brackets, keeps trailing ``,`` and ``)``, and never percent-decodes. Here a URL is any run of
 characters that cannot end a URL in running text, then trailing punctuation is trimmed
-(closing brackets only when unbalanced, so ``Kiss_and_Tell_(1945_film)`` survives), the host
+(closing brackets only when unbalanced, so ``Kiss_and_Tell_(1945_film)`` survives;
+apostrophes inside a URL stay, so ``Arthur's_Magazine`` does; the spellings that keep trimmed
+``.!?'`` are kept as alternatives for when the trimmed title does not exist), the host
 is normalised (``http``, ``en.m.``, ``www.``), fragments and queries are dropped, the title is
 percent-decoded and put in MediaWiki's canonical form, and duplicates are removed.
 
@@ -21,14 +23,22 @@ from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 # A URL candidate: an explicit scheme, or a bare "host.wikipedia.org/..." the model wrote
-# without one. Whitespace, quotes, angle brackets and backticks always end a URL in text.
+# without one. Whitespace, double quotes, angle brackets and backticks always end a URL in
+# text; an apostrophe does not (Arthur's_Magazine, Rock_'n'_roll): a quote around a URL is
+# trailing punctuation, trimmed like the rest.
 _CANDIDATE = re.compile(
     r"""(?ix)
     (?: https?:// | (?<![\w./@-]) (?:[a-z0-9-]+\.)*wikipedia\.org/ )
-    (?: (?!https?://) [^\s"'<>`\\^{}|] )*   # a glued-on next URL starts a new candidate
+    (?: (?!https?://) [^\s"<>`\\^{}|] )*   # a glued-on next URL starts a new candidate
     """
 )
 _TRAILING = ".,;:!?*_~-'\"’”»…"
+# Trimmed characters that can also end a title (Oklahoma!, Washington,_D.C., When_Harry_Met_
+# Sally..., These_Boots_Are_Made_for_Walkin'): the spellings that keep them are tried when
+# the trimmed title is not found (the trimmed one is tried first: a sentence's full stop is
+# commoner than a title's).
+_TITLE_END = ".!?'"
+MAX_KEPT = 3
 _PAIRS = {")": "(", "]": "[", "}": "{"}
 # Namespaces that are not articles; a generated URL into them is not a usable document.
 _NON_ARTICLE = {
@@ -53,6 +63,9 @@ class ExtractedURL:
     title: str | None = None  # decoded, spaces, first letter upper-case
     status: str = "ok"
     reason: str = ""
+    # Titles to try, in order, if ``title`` is not found: it with trimmed trailing ``.!?'``
+    # kept ("Washington, D.C." for ".../Washington,_D.C."), the whole run first.
+    alternatives: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -163,6 +176,25 @@ def _title_problem(title: str) -> str:
     return ""
 
 
+def _alternatives(
+    item: ExtractedURL, trimmed: str, quoted: bool, allowed_hosts: tuple[str, ...]
+) -> list[str]:
+    """The titles ``item`` would have with the ``trimmed`` run of ``.!?'`` kept (capped at
+    :data:`MAX_KEPT` characters), or its first character only. After an opening quote an
+    apostrophe is the closing one, never part of the title."""
+    ends = _TITLE_END.replace("'", "") if quoted else _TITLE_END
+    run = min(len(trimmed) - len(trimmed.lstrip(ends)), MAX_KEPT)
+    out: list[str] = []
+    for n in dict.fromkeys(n for n in (run, 1) if 0 < n <= run):
+        try:
+            alt = normalise(item.raw + trimmed[:n], allowed_hosts)
+        except UnicodeDecodeError:
+            continue
+        if alt.status == "ok" and alt.title not in (item.title, *out):
+            out.append(alt.title)  # type: ignore[arg-type]
+    return out
+
+
 def extract_urls(
     text: str,
     m: int | None = None,
@@ -182,6 +214,9 @@ def extract_urls(
         except UnicodeDecodeError:
             item = ExtractedURL(raw=raw, status="malformed", reason="invalid percent-encoding")
         if item.status == "ok":
+            quoted = text[match.start() - 1 : match.start()] in ("'", "‘")
+            trimmed = match.group(0)[len(raw) :]
+            item.alternatives = _alternatives(item, trimmed, quoted, allowed_hosts)
             if item.url in seen:
                 out.duplicates += 1
                 continue
