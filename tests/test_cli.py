@@ -202,8 +202,9 @@ def test_unknown_method_option_is_a_clear_error() -> None:
 @pytest.mark.slow
 def test_ask_thinkcite_with_options_on_the_real_model() -> None:
     q = "Who was known by his stage name Aladin?"
-    args = ["ask", q, "--method", "thinkcite", "--json", "--iterations", "1",
-            "-O", "n_children=2", "-O", "max_reflections=1", "-O", "n_demos=1", "-O", "seed=3"]  # fmt: skip
+    opts = ["n_children=2", "max_reflections=1", "n_demos=1", "seed=3"]
+    args = ["ask", q, "--method", "thinkcite", "--json", "--iterations", "1"]
+    args += [x for o in opts for x in ("-O", o)]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     trace = json.loads(result.stdout)
