@@ -50,6 +50,49 @@ def test_report_cli_writes_markdown_csv_and_png(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["report", str(a), "--out", str(tmp_path / "rep")])
     assert result.exit_code == 0, result.output
     assert "first-word" in result.stdout
+    assert "| first-word | 2 | 0.0 | 0 | 0 | 0.00 |" in result.stdout  # efficiency (Table 5)
+    assert "efficiency per question" in (tmp_path / "rep" / "report.md").read_text()
     png = (tmp_path / "rep" / "report.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 1000
     assert (tmp_path / "rep" / "report.csv").read_text().startswith("run,method")
+
+
+def test_searchain_analyses_of_a_run(tmp_path: Path) -> None:
+    """Table 2/3/5 of a run holding searchain and searchain-no-ir, checked by hand."""
+    from searchain.types import Node, Usage
+
+    # Per question: (IR corrects a node?, with IR right?, without IR right?)
+    plan = {"q1": (True, True, False), "q2": (False, False, True), "q3": (True, True, True)}
+
+    def with_ir(question: str) -> Trace:
+        fixed, right, _ = plan[question]
+        t = Trace(question=question, method="searchain", final_content="yes" if right else "no")
+        t.nodes = [Node("0", question, source="question"),
+                   Node("1", "a", "x", "ir-corrected" if fixed else "llm", "0"),
+                   Node("2", "b", "y", "llm", "1", meta={"status": "verified"})]  # fmt: skip
+        t.usage, t.rounds, t.wall_seconds = Usage(3, 1, 300, 30, 1.0), 2, 2.0
+        return t
+
+    def without_ir(question: str) -> Trace:
+        t = Trace(question=question, method="searchain-no-ir")
+        t.final_content = "yes" if plan[question][2] else "no"
+        t.usage, t.rounds, t.wall_seconds = Usage(1, 0, 100, 10, 0.5), 1, 0.5
+        return t
+
+    items = [Item(q, q, {"answers": ["yes"]}) for q in plan]
+    prepare_run_dir(tmp_path, {"analyses": 1})
+
+    def score(item: Item, trace: Trace) -> dict[str, float]:
+        return {"cover_em": float(trace.final_content == "yes")}
+
+    run(items, {"searchain": with_ir, "searchain-no-ir": without_ir}, tmp_path, score=score)
+    md = rep.analyses([tmp_path])
+    assert "| searchain | 3 | 4.0 | 300 | 30 | 2.00 | 2.00 |" in md  # 3 real + 1 cached calls
+    assert "| searchain-no-ir | 3 | 1.0 | 100 | 10 | 1.00 | 0.50 |" in md
+    # 6 checked nodes: 2 corrected by IR, 4 from the LLM.
+    assert "SearChain's 6 checked nodes" in md and "llm 66.7 %, ir-corrected 33.3 %" in md
+    # Without IR q2, q3 right (66.7 %); with IR q1, q3 (66.7 %); IR helped q1, q3 (without
+    # IR 50 % there, with IR 100 %); of q2, q3 right without IR, q2 went wrong: 1 of 2.
+    assert ("correct without IR 66.7 %, with IR 66.7 %; IR corrected or completed a node in 2 "
+            "questions (correct there: without IR 50.0 %, with IR 100.0 %); IR misled 1 of the 2 "
+            "questions answered correctly without it (misleading rate 50.0 %)") in md  # fmt: skip

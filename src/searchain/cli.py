@@ -754,16 +754,19 @@ def report(
     ] = None,
     csv_out: Annotated[bool, typer.Option("--csv", help="Print CSV instead of Markdown.")] = False,
 ) -> None:
-    """Compare runs: methods x metrics with 95 % bootstrap confidence intervals."""
+    """Compare runs: methods x metrics with 95 % bootstrap confidence intervals, then the
+    SearChain paper's analyses of each run (efficiency of every method, knowledge sources of
+    SearChain's nodes, effects of IR when a run holds searchain and searchain-no-ir)."""
     from searchain.eval import report as rep
 
     rows = rep.summarize(list(runs))
     if not rows:
         _fail("no results in these run directories")
-    print(rep.to_csv(rows) if csv_out else rep.markdown(rows))
+    extra = "" if csv_out else rep.analyses(list(runs))
+    print(rep.to_csv(rows) if csv_out else rep.markdown(rows) + ("\n" + extra if extra else ""))
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        (out / "report.md").write_text(rep.markdown(rows))
+        (out / "report.md").write_text(rep.markdown(rows) + ("\n" + extra if extra else ""))
         (out / "report.csv").write_text(rep.to_csv(rows))
         rep.bar_chart(rows, out / "report.png")
         err.print(f"wrote {out}/report.md, report.csv, report.png")

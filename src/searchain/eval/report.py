@@ -85,6 +85,66 @@ def to_csv(rows: list[Row]) -> str:
     return buf.getvalue()
 
 
+def analyses(run_dirs: list[str | Path]) -> str:
+    """The SearChain paper's analyses of each run, as Markdown: efficiency of every method
+    (Table 5: per question LLM calls, input/output tokens, rounds, seconds), the knowledge
+    sources of SearChain's checked nodes (Table 2), and, when a run holds both ``searchain``
+    and ``searchain-no-ir``, the effects of IR on the questions both answered (Table 3:
+    correct with/without IR, IR-helped questions, misleading rate). Correct = the item's
+    cover-EM as recorded by the run."""
+    from searchain.eval.metrics import efficiency, ir_effects, knowledge_source_split
+    from searchain.types import Trace
+
+    out = []
+    for run_dir in run_dirs:
+        traces: dict[str, dict[str, Trace | None]] = {}
+        correct: dict[tuple[str, str], bool] = {}
+        for r in read_results(run_dir):
+            ok = r["status"] == "ok" and r.get("trace")
+            trace = Trace.from_dict(r["trace"]) if ok else None
+            traces.setdefault(r["method"], {})[r["id"]] = trace
+            correct[(r["method"], r["id"])] = bool((r.get("metrics") or {}).get("cover_em"))
+        if not traces:
+            continue
+        name = Path(run_dir).name
+        out += [f"### {name}: efficiency per question (SearChain Table 5)", "",
+                "| method | questions | LLM calls | input tokens | output tokens | rounds | "
+                "seconds |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+        for method, by_id in traces.items():
+            e = efficiency(by_id.values())
+            calls = [t.usage.llm_calls + t.usage.cached_calls for t in by_id.values() if t]
+            out.append(
+                f"| {method} | {e['questions']:.0f} | {sum(calls) / max(1, len(calls)):.1f} | "
+                f"{e['prompt_tokens']:.0f} | {e['completion_tokens']:.0f} | {e['rounds']:.2f} | "
+                f"{e['seconds']:.2f} |"
+            )
+        out += ["", "Calls include those served by the LLM call cache (their tokens count; "
+                "their time is near zero, so seconds are a lower bound when the cache was warm).",
+                ""]  # fmt: skip
+        if "searchain" in traces:
+            split = knowledge_source_split(traces["searchain"].values())
+            parts = ", ".join(f"{k} {100 * v:.1f} %" for k, v in split.items() if k != "nodes")
+            out += [f"**{name}: knowledge sources** of SearChain's {split['nodes']:.0f} checked "
+                    f"nodes (Table 2): {parts}.", ""]  # fmt: skip
+        if "searchain" in traces and "searchain-no-ir" in traces:
+            ids = [i for i in traces["searchain"] if i in traces["searchain-no-ir"]]
+            fx = ir_effects([traces["searchain"][i] for i in ids],
+                            [traces["searchain-no-ir"][i] for i in ids], [[i] for i in ids],
+                            correct=lambda t, ids_, c=correct: c[(t.method, ids_[0])])  # fmt: skip
+            out += [
+                f"**{name}: effects of IR** (Table 3, {len(ids)} questions, cover-EM): correct "
+                f"without IR {100 * fx['accuracy_without_ir']:.1f} %, with IR "
+                f"{100 * fx['accuracy_with_ir']:.1f} %; IR corrected or completed a node in "
+                f"{fx['ir_helped']:.0f} questions (correct there: without IR "
+                f"{100 * fx['accuracy_without_ir_on_ir_helped']:.1f} %, with IR "
+                f"{100 * fx['accuracy_with_ir_on_ir_helped']:.1f} %); IR misled "
+                f"{fx['misled']:.0f} of the {fx['correct_without_ir']:.0f} questions answered "
+                f"correctly without it (misleading rate {100 * fx['misleading_rate']:.1f} %).",
+                "",
+            ]
+    return "\n".join(out)
+
+
 def bar_chart(rows: list[Row], path: str | Path) -> Path:
     """Grouped bars (one group per metric, one bar per run/method) with CI error bars."""
     import matplotlib
