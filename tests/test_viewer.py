@@ -1,18 +1,34 @@
 """The web viewer in a real headless Chromium (Debian's, driven by Playwright) against the real
 service: ask on the page, watch the answer arrive, click a citation, count the drawn tree
-nodes, browse an evaluation run down to failures. Screenshots go to test-artifacts/."""
+nodes, browse an evaluation run down to failures, and draw a Think&Cite search tree and a
+REBEL recursion from runs the real evaluation runner wrote (the methods run on recorded real
+model outputs: tests/data/recordings/rebel.jsonl and thinkcite_viewer.jsonl; re-record the
+latter with ``SEARCHAIN_RECORD=1``). Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import playwright.sync_api as playwright_api
 import pytest
 
+from recordings import recorded_llm
+from searchain.eval.datasets import load_dataset
+from searchain.eval.metrics import score_item
+from searchain.eval.runner import Item, prepare_run_dir, read_results
+from searchain.eval.runner import run as run_eval
+from searchain.methods.registry import build_method, make_embedder
+from searchain.methods.thinkcite import prompting as tp
+from searchain.retrieval import BM25Index
 from searchain.server import Engine
+from searchain.types import Passage, Trace
 from serverkit import QUESTION, make_engine, make_run, serving
+from test_rebel import KEY, NOBEL
+from test_rebel import run as rebel_run
+from tool_server import FactServer, load_facts
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
@@ -29,11 +45,75 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
     return make_engine(tmp_path_factory.mktemp("llm") / "calls.sqlite")
 
 
+def method_run(out: Path, dataset: str, name: str, fn: Callable[[str], Trace], item: Item) -> dict:
+    """One method on one item through the real evaluation runner (manifest, results.jsonl,
+    scores), as `searchain eval` runs it; the record it wrote."""
+
+    def score(it: Item, trace: Trace) -> dict[str, float]:
+        return score_item(trace.final_content or trace.answer, it.gold, it.gold["task"])
+
+    config = {"dataset": dataset, "methods": [name], "items": [item.id], "llm": "recorded"}
+    prepare_run_dir(out, config)
+    summary = run_eval([item], {name: fn}, out, concurrency=1, score=score)
+    [record] = read_results(out)
+    assert summary.done == 1 and record["status"] == "ok", (
+        f"{name}: {record.get('error')} (a recording miss? re-record with SEARCHAIN_RECORD=1)"
+    )
+    return record
+
+
+def make_rebel_run(out: Path, data_dir: Path) -> dict:
+    """REBEL on its Compositional Celebrities question, exactly as test_rebel.py runs it (the
+    fact-search tool over HTTP, its budgets and dedup) on the same recorded model outputs."""
+    [ex] = [e for e in load_dataset("compositional-celebrities", seed=None) if e.question == NOBEL]
+    item = Item(ex.id, ex.question, {"answers": ex.answers, "task": ex.task})
+    embedder = make_embedder("embedding")
+    with FactServer(load_facts(data_dir), KEY) as server:
+
+        def rebel(question: str) -> Trace:
+            return rebel_run(server, embedder, question=question)
+
+        return method_run(out, "compositional-celebrities", "rebel", rebel, item)
+
+
+def alce_index(where: Path) -> BM25Index:
+    """test_thinkcite.py's corpus: a BM25 index of the ALCE demos' documents."""
+    passages = [
+        Passage(f"{fam}-{i}-{j}", d["text"], d["title"])
+        for fam in tp.FAMILIES
+        for i, demo in enumerate(tp.alce_prompt_file(fam)["demos"])
+        for j, d in enumerate(demo["docs"])
+    ]
+    return BM25Index.build(passages, where, show_progress=False)
+
+
+THINKCITE = dict(family="asqa", max_iterations=3, n_children=2, max_reflections=1, n_demos=1)
+
+
+def make_thinkcite_run(out: Path, where: Path) -> dict:
+    """Think&Cite (3 MCTS iterations, 2 children; R_a judged by the model) on an ASQA demo
+    question over the ALCE documents, on recorded real model outputs."""
+    demo = tp.alce_prompt_file("asqa")["demos"][3]
+    method = build_method("thinkcite", recorded_llm("thinkcite_viewer"),
+                          alce_index(where), **THINKCITE)  # fmt: skip
+    item = Item("asqa-demo-3", demo["question"], {"answers": [demo["answer"]], "task": "longform"})
+    return method_run(out, "alce-asqa-demos", "thinkcite", method.run, item)
+
+
 @pytest.fixture(scope="module")
-def url(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    runs = tmp_path_factory.mktemp("runs")
-    make_run(runs)
-    with serving(engine, runs_dir=runs) as u:
+def runs(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """The runs directory the service browses: a retrieve-read run by `searchain eval`, and a
+    REBEL and a Think&Cite run by the same runner (their records, to check the page by)."""
+    root = tmp_path_factory.mktemp("runs")
+    make_run(root)
+    rebel = make_rebel_run(root / "rebel-cc", data_dir)
+    thinkcite = make_thinkcite_run(root / "thinkcite-asqa", tmp_path_factory.mktemp("alce"))
+    return {"root": root, "rebel": rebel, "thinkcite": thinkcite}
+
+
+@pytest.fixture(scope="module")
+def url(engine: Engine, runs: dict) -> Iterator[str]:
+    with serving(engine, runs_dir=runs["root"]) as u:
         yield u
 
 
@@ -70,7 +150,7 @@ def test_ask_on_the_page_cite_and_tree(browser, url: str) -> None:  # type: igno
     with page.expect_response("**/v1/ask/stream") as resp:
         page.click("#ask")
     assert resp.value.status == 200
-    page.wait_for_selector("#answer", timeout=120_000)
+    page.wait_for_selector("#answer", timeout=300_000)  # a wait, not a speed test: slow CI is fine
     # Progress arrived live and ended with the answer.
     steps = page.locator("#progress li").all_inner_texts()
     assert steps[0] == "started searchain" and "round 1" in steps and steps[-1] == "done"
@@ -142,4 +222,127 @@ def test_run_browser_filters_failures_and_shows_traces(browser, url: str) -> Non
     first = detail["items"][0]
     assert first["question"] in page.locator("#run-trace h2").first.inner_text()
     page.screenshot(path=str(ARTIFACTS / "viewer-runs.png"), full_page=True)
+    page.close()
+
+
+def open_trace(page, run: str) -> None:  # type: ignore[no-untyped-def]
+    """Evaluation runs tab -> the run -> its (only) item's trace, as a user would."""
+    page.click("#tab-runs")
+    page.click(f"button[aria-label='Open run {run}']")
+    page.locator("#run-detail button", has_text="trace").first.click()
+    page.wait_for_selector("#run-trace #tree svg g.node")
+
+
+def node_texts(page) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """The text drawn on each tree node (its SVG <text> lines), by node id."""
+    return page.evaluate(
+        """() => Object.fromEntries([...document.querySelectorAll('#run-trace g.node')].map(
+            g => [g.dataset.id, [...g.querySelectorAll('text')].map(t => t.textContent)
+                .join('\\n')]))"""
+    )
+
+
+def num(v: float) -> str:
+    """A number as the viewer writes it on a node (two decimals unless whole)."""
+    return str(int(v)) if float(v).is_integer() else f"{v:.2f}"
+
+
+def test_thinkcite_search_tree_shows_visits_values_and_the_chosen_path(browser, url, runs):  # type: ignore[no-untyped-def]
+    trace = runs["thinkcite"]["trace"]
+    nodes, chosen = trace["nodes"], trace["meta"]["chosen_path"]
+    # The recorded search must be worth drawing: a branching tree with a path not taken.
+    assert len(chosen) >= 2 and len(nodes) > len(chosen), (len(nodes), chosen)
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url + "/")
+    open_trace(page, "thinkcite-asqa")
+    drawn = page.locator("#run-trace #tree svg g.node")
+    assert drawn.count() == len(nodes)
+    assert page.locator("#run-trace h2", has_text="Reasoning").inner_text() == (
+        f"Reasoning ({len(nodes)} nodes)"
+    )
+    texts = node_texts(page)
+    assert set(texts) == {n["id"] for n in nodes}
+    for n in nodes:
+        m = n["meta"]
+        line = f"N {m['visits']} · V {num(m['value'])}"
+        if m["reward"] is not None:
+            line += f" · R {num(m['reward'])}"
+        assert line in texts[n["id"]], (n["id"], texts[n["id"]])
+        assert m["action"] in texts[n["id"]]
+    # The chosen path: exactly its nodes outlined (heavier than the others), and its edges.
+    assert set(page.locator("#run-trace g.node.chosen").evaluate_all(
+        "els => els.map(e => e.dataset.id)")) == set(chosen)  # fmt: skip
+    width = "el => parseFloat(getComputedStyle(el.querySelector('rect')).strokeWidth)"
+    other = next(n["id"] for n in nodes if n["id"] not in chosen)
+    on = page.locator(f"#run-trace g.node[data-id='{chosen[-1]}']")
+    off = page.locator(f"#run-trace g.node[data-id='{other}']")
+    assert on.evaluate(width) > off.evaluate(width)
+    assert "chosen path" in texts[chosen[-1]] and "chosen path" not in texts[other]
+    pairs = page.locator("#run-trace path.edge.chosen").evaluate_all(
+        "els => els.map(e => [e.dataset.from, e.dataset.to])"
+    )
+    assert sorted(map(tuple, pairs)) == sorted(itertools.pairwise(chosen))
+    assert "chosen path" in page.locator("#run-trace .legend").inner_text()
+    assert " → ".join(chosen) in page.locator("#run-trace").inner_text()
+    # A chosen node's details: its visits, value and reward parts in full.
+    last = next(n for n in nodes if n["id"] == chosen[-1])
+    on.click()
+    detail = page.locator("#run-trace .node-detail")
+    assert detail.locator("dd[data-key=visits]").inner_text() == str(last["meta"]["visits"])
+    parts = detail.locator("dd[data-key=reward_parts]").inner_text()
+    assert all(k in parts for k in last["meta"]["reward_parts"])
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "viewer-thinkcite.png"), full_page=True)
+    assert not errors, errors
+    page.close()
+
+
+def test_rebel_recursion_shows_tool_calls_and_facts(browser, url, runs):  # type: ignore[no-untyped-def]
+    trace = runs["rebel"]["trace"]
+    nodes = trace["nodes"]
+    tools = [n for n in nodes if "tool" in n["meta"]]
+    by_memory = [n for n in nodes if "tool" not in n["meta"]]
+    # test_rebel.py checks that this recorded run splits the question and calls the tool.
+    assert tools and len(nodes) >= 3, "rebel.jsonl out of date? see tests/test_rebel.py"
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url + "/")
+    open_trace(page, "rebel-cc")
+    assert page.locator("#run-trace #tree svg g.node").count() == len(nodes)
+    texts = node_texts(page)
+    assert set(texts) == {n["id"] for n in nodes}
+    for n in tools:  # the tool it called, with (the start of) the input the model wrote
+        t = n["meta"]["tool"]
+        assert f"tool {t['name']}({t.get('input', {}).get('q', '')[:12]}" in texts[n["id"]]
+    for n in by_memory:
+        assert "answered from memory" in texts[n["id"]] and "tool " not in texts[n["id"]]
+    for n in nodes:  # how many facts each step had, and the recursion depth
+        k = len(n["meta"]["facts"])
+        assert f"{k} fact{'' if k == 1 else 's'}" in texts[n["id"]]
+        assert f"depth {n['meta']['depth']}" in texts[n["id"]]
+    # Parent links drawn as edges: one per non-root node.
+    assert page.locator("#run-trace path.edge").count() == len(nodes) - 1
+    tree_note = page.locator("#run-trace").inner_text()
+    assert f"{trace['meta']['tool_calls']} tool call(s), {len(trace['meta']['facts'])} fact(s)" in (
+        tree_note
+    )
+    # The root's details: its facts, one "question → answer" per line, in order.
+    root = nodes[0]
+    page.locator("#run-trace g.node[data-id='q']").click()
+    facts = page.locator("#run-trace .node-detail dd[data-key=facts] li").all_inner_texts()
+    assert facts == [f"{q} → {a}" for q, a in root["meta"]["facts"]] and facts
+    # A tool node's details: the call in full (name, input, output as the tool sent it).
+    n = tools[0]
+    page.locator(f"#run-trace g.node[data-id='{n['id']}']").focus()
+    page.keyboard.press("Enter")
+    call = page.locator("#run-trace .node-detail dd[data-key=tool]")
+    assert n["meta"]["tool"]["name"] in call.inner_text()
+    assert n["meta"]["tool"]["input"]["q"] in call.inner_text()
+    assert call.locator("pre").first.inner_text().strip() == n["meta"]["tool"]["output"].strip()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "viewer-rebel.png"), full_page=True)
+    assert not errors, errors
     page.close()

@@ -1,7 +1,7 @@
 // A trace as a page section: the answer with clickable [n] marks, the cited passages, the
 // reasoning tree and the details of the selected node. Model text is only ever set with
 // textContent (never parsed as HTML).
-import { clip, legend, metaSummary, renderTree } from "./tree.js";
+import { clip, legend, metaSummary, nodeLines, renderTree } from "./tree.js";
 
 function h(tag, attrs = {}, ...children) {
   const e = document.createElement(tag);
@@ -38,21 +38,59 @@ function answerWithMarks(text, trace, onCite) {
   return p;
 }
 
+// A meta value as text, a list or a nested table (never as HTML). A list of [question,
+// answer] pairs (REBEL's facts) reads "question → answer"; a tool's output keeps its lines.
+function metaValue(v, key = "", depth = 0) {
+  if (v == null) return "—";
+  if (typeof v === "number") return Number.isInteger(v) ? String(v) : String(+v.toFixed(4));
+  if (typeof v !== "object") {
+    return key === "output" || String(v).length > 160 ? h("pre", {}, String(v)) : String(v);
+  }
+  if (depth >= 3) return JSON.stringify(v);
+  if (Array.isArray(v)) {
+    if (!v.length) return "none";
+    if (v.every((x) => typeof x === "number")) return v.join(", ");
+    const pairs = v.every((x) => Array.isArray(x) && x.length === 2 && x.every((y) => typeof y === "string"));
+    const ol = h("ol", pairs ? { class: "pairs" } : {});
+    for (const x of v) ol.append(h("li", {}, pairs ? `${x[0]} → ${x[1]}` : metaValue(x, "", depth + 1)));
+    return ol;
+  }
+  const entries = Object.entries(v);
+  if (!entries.length) return "—";
+  const dl = h("dl");
+  for (const [k, x] of entries) dl.append(h("dt", {}, k), h("dd", {}, metaValue(x, k, depth + 1)));
+  return dl;
+}
+
 function nodeDetail(box, n) {
   box.replaceChildren(h("h3", {}, `Node ${n.id}`));
   const dl = h("dl");
-  const row = (k, v) => dl.append(h("dt", {}, k), h("dd", {}, v));
+  const row = (k, v) => dl.append(h("dt", {}, k), h("dd", { "data-key": k }, v));
   row("query", n.query);
   row("answer", n.answer ?? "—");
   row("source", n.source);
   if (n.parent) row("parent", n.parent);
-  for (const [k, v] of Object.entries(n.meta || {})) {
-    row(k, typeof v === "object" ? JSON.stringify(v) : String(v));
-  }
+  for (const [k, v] of Object.entries(n.meta || {})) row(k, metaValue(v, k));
   for (const [i, p] of (n.passages || []).entries()) {
     row(`passage ${i + 1}`, `${p.title ? p.title + ": " : ""}${p.text}`);
   }
   box.append(dl);
+}
+
+// One line on the whole tree: Think&Cite's search, REBEL's recursion and budgets.
+function treeNote(trace) {
+  const m = trace.meta || {};
+  const out = [];
+  if (Array.isArray(m.chosen_path)) {
+    out.push(`MCTS: ${m.iterations ?? "?"} iteration(s), chosen path ${m.chosen_path.join(" → ")}` +
+      `${m.partial ? " (partial: ended before End)" : ""}`);
+  }
+  if (trace.method === "rebel" || (Array.isArray(m.facts) && "tool_calls" in m)) {
+    out.push(`${m.tool_calls ?? 0} tool call(s), ${(m.facts || []).length} fact(s), ` +
+      `depth ${m.depth ?? 0}, ${m.llm_calls ?? "?"} LLM call(s)`);
+  }
+  for (const w of [...(m.limits || []), ...(m.warnings || [])]) out.push(`note: ${w}`);
+  return out.map((t) => h("p", { class: t.startsWith("note: ") ? "warn" : "meta-line" }, t));
 }
 
 export function renderTrace(container, trace) {
@@ -72,7 +110,9 @@ export function renderTrace(container, trace) {
     answerWithMarks(text, trace, highlight),
     trace.answer && trace.answer !== text ? h("p", { class: "short" }, `Short answer: ${trace.answer}`) : null,
     h("p", { class: "meta-line" }, `${trace.method} · ${trace.rounds} round(s) · ` +
-      `${trace.usage?.llm_calls ?? 0} LLM call(s) · ${(trace.wall_seconds ?? 0).toFixed(1)} s`));
+      `${trace.usage?.llm_calls ?? 0} LLM call(s)` +
+      `${trace.usage?.cached_calls ? ` (+${trace.usage.cached_calls} cached)` : ""} · ` +
+      `${(trace.wall_seconds ?? 0).toFixed(1)} s`));
   for (const e of trace.errors || []) card.append(h("p", { class: "warn" }, `warning: ${e}`));
   container.append(card);
 
@@ -93,10 +133,11 @@ export function renderTrace(container, trace) {
   const wrap = h("div", { class: "tree-wrap", id: "tree" });
   const n = (trace.nodes || []).length;
   container.append(h("section", { class: "card", "aria-label": "Reasoning" },
-    h("h2", {}, `Reasoning (${n} node${n === 1 ? "" : "s"})`), legend(), wrap, detail));
+    h("h2", {}, `Reasoning (${n} node${n === 1 ? "" : "s"})`), ...treeNote(trace), legend(trace),
+    wrap, detail));
   renderTree(wrap, trace, (node) => nodeDetail(detail, node));
   container.dataset.nodes = String(n);
   return { highlight };
 }
 
-export { clip, metaSummary };
+export { clip, metaSummary, nodeLines };

@@ -1,10 +1,12 @@
 // The reasoning of a trace as an SVG tree: any method's Trace.nodes with parent links.
 // SearChain: rounds are branches hanging off the node that got feedback (the feedback is drawn
-// on that edge); nodes are coloured by knowledge source. Think&Cite / REBEL: their node meta
-// (visits, value, facts, tool calls...) is summarised on the node and shown in full on select.
+// on that edge); nodes are coloured by knowledge source. Think&Cite: each node shows its
+// action, visits N, value V and reward R, and the chosen path (meta.chosen) is outlined, edges
+// included. REBEL: each node shows the tool it called (name and input) or that it answered
+// from memory, and how many facts it had. Every node's meta is in full in the details panel.
 
 const SVG = "http://www.w3.org/2000/svg";
-const W = 236, H = 58, GAP_X = 24, GAP_Y = 46, PAD = 16;
+const W = 236, GAP_X = 24, GAP_Y = 46, PAD = 16, LINE = 16;
 const KNOWN = ["llm", "ir-corrected", "ir-completed", "retrieval", "tool", "question"];
 const META_KEYS = ["visits", "value", "reward", "depth", "status", "tool", "facts", "round"];
 
@@ -20,6 +22,8 @@ export function clip(s, n) {
   return s.length > n ? s.slice(0, n - 1) + "…" : s;
 }
 
+const num = (v) => (typeof v === "number" && !Number.isInteger(v) ? v.toFixed(2) : String(v ?? "—"));
+
 // Short "visits 3 · value 0.42" line from whatever meta a node has.
 export function metaSummary(meta) {
   const parts = [];
@@ -27,11 +31,48 @@ export function metaSummary(meta) {
     if (!(k in (meta || {}))) continue;
     let v = meta[k];
     if (Array.isArray(v)) v = `${v.length}`;
-    else if (typeof v === "number" && !Number.isInteger(v)) v = v.toFixed(2);
-    else if (typeof v === "object" && v !== null) continue;
+    else if (k === "tool" && v && typeof v === "object") v = v.name ?? "?";
+    else if (typeof v === "object") continue;
+    else v = num(v);
     parts.push(`${k} ${v}`);
   }
   return parts.join(" · ");
+}
+
+// A tool call's input in a few words: {"q": "Meryl Streep"} -> "Meryl Streep".
+function toolInput(input) {
+  if (input == null) return "";
+  if (typeof input !== "object") return String(input);
+  const vals = Object.values(input);
+  if (vals.length === 1 && typeof vals[0] !== "object") return String(vals[0]);
+  return JSON.stringify(input);
+}
+
+const isChosen = (n, trace) =>
+  Boolean(n.meta?.chosen) || (trace.meta?.chosen_path || []).includes(n.id);
+
+// The lines under a node's query and answer: what its method recorded about it.
+export function nodeLines(n, trace = {}) {
+  const m = n.meta || {};
+  if ("visits" in m) { // Think&Cite's search tree
+    const r = m.reward == null ? "" : ` · R ${num(m.reward)}`;
+    const cites = (m.citations || []).map((c) => `[${c}]`).join("");
+    return [`N ${m.visits} · V ${num(m.value)}${r}`,
+      [m.action ?? n.source, isChosen(n, trace) ? "chosen path" : "", cites && `cites ${cites}`]
+        .filter(Boolean).join(" · ")];
+  }
+  if ("facts" in m || "memory_check" in m || (m.tool && typeof m.tool === "object")) { // REBEL
+    const t = m.tool && typeof m.tool === "object" ? m.tool : null;
+    // Without a tool call (memory check said yes, a budget ran out) the answer is from memory.
+    const how = t
+      ? `tool ${t.name ?? "?"}(${toolInput(t.input)})${t.error ? " failed" : ""}`
+      : "answered from memory";
+    const facts = (m.facts || []).length;
+    const subs = (m.split?.subquestions || []).length;
+    return [how, [`depth ${m.depth ?? 0}`, `${facts} fact${facts === 1 ? "" : "s"}`,
+      subs && `split in ${subs}`, m.note && "note"].filter(Boolean).join(" · ")];
+  }
+  return [`${n.source} · ${metaSummary(m) || n.id}`];
 }
 
 // Tidy-enough layout: leaves take consecutive columns, parents sit above their children.
@@ -77,6 +118,8 @@ export function renderTree(container, trace, onSelect) {
   }
   const { pos, kids, cols, depth } = layout(nodes);
   const feedback = feedbackFor(trace);
+  const lines = new Map(nodes.map((n) => [n.id, nodeLines(n, trace)]));
+  const H = 10 + LINE * (2 + Math.max(...[...lines.values()].map((l) => l.length)));
   // Room on the right for the feedback labels drawn beside the edges.
   const width = PAD * 2 + cols * (W + GAP_X) - GAP_X + (feedback.size ? 300 : 0);
   const height = PAD * 2 + (depth + 1) * (H + GAP_Y) - GAP_Y;
@@ -86,6 +129,7 @@ export function renderTree(container, trace, onSelect) {
     const p = pos.get(id);
     return { x: PAD + p.x * (W + GAP_X), y: PAD + p.depth * (H + GAP_Y) };
   };
+  const byId = new Map(nodes.map((n) => [n.id, n]));
   const edges = el("g", { class: "edges" });
   for (const [pid, children] of kids) {
     const a = at(pid);
@@ -95,8 +139,10 @@ export function renderTree(container, trace, onSelect) {
       const f = feedback.get(pid);
       // The feedback edge leads from the corrected node into the next round's branch.
       const isFb = f && (c.meta?.round ?? 0) > (f.round ?? 0);
+      const onPath = isChosen(c, trace) && isChosen(byId.get(pid), trace);
       const my = (y1 + y2) / 2;
-      edges.append(el("path", { class: isFb ? "edge feedback" : "edge",
+      edges.append(el("path", { class: `edge${isFb ? " feedback" : ""}${onPath ? " chosen" : ""}`,
+        "data-from": pid, "data-to": c.id,
         d: `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}` }));
       if (isFb) {
         const label = f.kind === "verify"
@@ -114,15 +160,23 @@ export function renderTree(container, trace, onSelect) {
     const { x, y } = at(n.id);
     const src = KNOWN.includes(n.source) ? n.source : "other";
     // Think&Cite marks the path it chose; it is drawn with a heavier outline.
-    const chosen = n.meta?.chosen ? " chosen" : "";
-    const g = el("g", { class: `node src-${src}${chosen}`, transform: `translate(${x},${y})`,
-      tabindex: "0", role: "button", "data-id": n.id, "data-source": n.source,
-      "aria-label": `${n.source} node ${n.id}: ${n.query} — ${n.answer ?? "no answer"}` });
+    const chosen = isChosen(n, trace);
+    const extra = lines.get(n.id);
+    // Think&Cite's root and End steps search nothing: show the question / the action.
+    const action = n.meta?.action;
+    const query = n.query || (n.parent == null ? trace.question : "") ||
+      (action === "end" ? "End" : action ? `(${action})` : "(no query)");
+    const g = el("g", { class: `node src-${src}${chosen ? " chosen" : ""}`,
+      transform: `translate(${x},${y})`, tabindex: "0", role: "button", "data-id": n.id,
+      "data-source": n.source,
+      "aria-label": `${n.source} node ${n.id}${chosen ? " (chosen path)" : ""}: ${query} — ` +
+        `${n.answer ?? "no answer"}; ${extra.join("; ")}` });
     g.append(el("rect", { width: W, height: H, rx: 6 }));
-    g.append(el("text", { class: "q", x: 8, y: 16 }, clip(n.query, 32)));
-    g.append(el("text", { x: 8, y: 32 }, "→ " + clip(n.answer ?? "—", 30)));
-    g.append(el("text", { x: 8, y: 48 }, clip(`${n.source} · ${metaSummary(n.meta) || n.id}`, 34)));
-    g.append(el("title", {}, `${n.query}\n→ ${n.answer ?? "—"}\n${n.source} ${metaSummary(n.meta)}`));
+    g.append(el("text", { class: "q", x: 8, y: 16 }, clip(query, 32)));
+    g.append(el("text", { class: "a", x: 8, y: 16 + LINE }, "→ " + clip(n.answer ?? "—", 30)));
+    extra.forEach((line, i) =>
+      g.append(el("text", { class: "m", x: 8, y: 16 + LINE * (2 + i) }, clip(line, 36))));
+    g.append(el("title", {}, `${query}\n→ ${n.answer ?? "—"}\n${extra.join("\n")}`));
     const select = () => {
       group.querySelectorAll(".selected").forEach((s) => s.classList.remove("selected"));
       g.classList.add("selected");
@@ -139,7 +193,7 @@ export function renderTree(container, trace, onSelect) {
   return svg;
 }
 
-export function legend() {
+export function legend(trace = {}) {
   const ul = document.createElement("ul");
   ul.className = "legend";
   const names = { llm: "LLM", "ir-corrected": "corrected by IR", "ir-completed": "completed by IR",
@@ -149,6 +203,13 @@ export function legend() {
     const sw = document.createElement("span");
     sw.className = k;
     li.append(sw, v);
+    ul.append(li);
+  }
+  if ((trace.nodes || []).some((n) => isChosen(n, trace))) {
+    const li = document.createElement("li");
+    const sw = document.createElement("span");
+    sw.className = "chosen";
+    li.append(sw, "chosen path");
     ul.append(li);
   }
   return ul;
