@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from importlib import resources
 
 import pytest
 
@@ -21,6 +22,7 @@ from searchain.methods.react import INVALID, ReAct, parse_action
 from searchain.methods.registry import METHODS, build_method
 from searchain.methods.self_ask import SelfAsk, follow_ups, pairs
 from searchain.retrieval import BM25Index, default_index
+from searchain.text import normalize_answer
 from searchain.types import Trace
 
 BASELINES = ("direct-prompting", "cot", "self-ask", "self-ask-no-search", "react")
@@ -171,6 +173,125 @@ def test_no_demo_comes_from_an_evaluated_data_set(data_dir) -> None:
     for dataset in DATASETS:
         asked = {e.question.strip().lower() for e in load_dataset(dataset)}
         assert not demo_questions & asked, dataset
+
+
+# -- the other methods' demos: REBEL (ours), SearChain's and Think&Cite's (the papers') ------
+_STOP = set("a an the of in on at to is was what who which when where how for by and or born "
+            "it are you do does did that this with from be".split())  # fmt: skip
+
+
+def _content(q: str) -> frozenset[str]:
+    return frozenset(t for t in re.findall(r"[a-z0-9]+", q.lower()) if t not in _STOP)
+
+
+def _demos(family: str) -> tuple[str, list[str]]:
+    """A prompt family's demo text and every question its demos ask (the questions, their
+    subquestions, the memory facts' questions)."""
+    texts, asked = [], []
+    if family == "rebel":
+        for name in ("split", "memory_check", "pick_tool", "tool_input", "answer_memory",
+                     "answer_tool"):  # fmt: skip
+            body = prompts.load(f"rebel/{name}").body
+            texts.append(body)
+            asked += re.findall(r'^Q: "(.+?)" Is the answer', body, re.M)  # memory check
+            asked += re.findall(r'^Q: ([^"].*)$', body, re.M)
+            for subs in re.findall(r"^Subquestions: (\[.*\])$", body, re.M):
+                asked += json.loads(subs)
+            asked += re.findall(r"^(?:Memory: |- )(.+?\?)", body, re.M)
+            asked += re.findall(r"<Q>(.+?)</Q>", body)
+    elif family == "searchain":
+        for name in ("multihop", "yesno", "factcheck", "longform", "noir"):
+            body = prompts.load(f"searchain/coq_{name}").body
+            texts.append(body)
+            for q in re.findall(r'^\[Question\]: ?"(.+?)"$', body, re.M):
+                asked.append(re.sub(r"\s*\((?:SUPPORTS or REFUTES)\)\?$", "", q))
+            for q in re.findall(r"^\[(?:Unsolved )?Query(?: \d+)?\]: (.+)$", body, re.M):
+                asked.append(q.removesuffix(" Instruction: Please stop your generation."))
+    else:
+        for name in ("asqa", "eli5", "qampari"):
+            path = resources.files(prompts) / "thinkcite" / f"alce_{name}.json"
+            demos = json.loads(path.read_text("utf-8"))["demos"]
+            texts.append(json.dumps(demos, ensure_ascii=False))
+            asked += [d["question"] for d in demos]
+    return "\n".join(texts), [q.strip() for q in asked if "{" not in q]
+
+
+@pytest.fixture(scope="module")
+def evaluated(data_dir) -> dict:
+    """Every question `searchain eval` can load, Compositional Celebrities' sub-questions
+    (Q1/Q2) and the celebrities it asks about."""
+    asked = {normalize_answer(e.question): name for name in DATASETS
+             for e in load_dataset(name, seed=None)}  # fmt: skip
+    path = data_dir / "compositional_celebrities" / "compositional_celebrities.json"
+    records = json.loads(path.read_text())["data"]
+    for r in records:
+        for key in ("Q1", "Q2"):
+            asked.setdefault(normalize_answer(r[key]), f"compositional-celebrities {key}")
+    persons = sorted({r["person"] for r in records})
+    # The gold answers that are words (capitals, currencies, laureates...; not the numbers).
+    golds = sorted({str(a) for r in records for a in r["Answer"]
+                    if re.search(r"[A-Za-z]", str(a)) and len(str(a)) >= 3})  # fmt: skip
+    assert len(asked) > 30_000 and len(persons) > 1_000 and len(golds) > 500
+    return {"asked": asked, "content": [_content(q) for q in asked], "persons": persons,
+            "golds": golds}  # fmt: skip
+
+
+FAMILIES = [
+    "rebel",
+    pytest.param("searchain", marks=pytest.mark.xfail(strict=True, reason=(
+        "SearChain's 4 fact-check demos are FEVER paper_dev claims verbatim ('Nicholas Brody "
+        "is a character on Homeland.', 'Brad Wilk helped co-found Rage in 1962.', 'Aristotle "
+        "spent time in Athens.', 'Telemundo is an English-language television network.')"))),
+    "thinkcite",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_no_demo_question_is_an_evaluated_question_or_subquestion(family, evaluated) -> None:
+    _, questions = _demos(family)
+    assert len(questions) == {"rebel": 22, "searchain": 50, "thinkcite": 12}[family]
+    found = [(q, evaluated["asked"][normalize_answer(q)]) for q in questions
+             if normalize_answer(q) in evaluated["asked"]]  # fmt: skip
+    assert not found
+    # Nor a rewording: a demo question naming something ("... Norway?") whose words all
+    # occur in one evaluated question ("In what year was Taylor Swift born?" against the
+    # Compositional Celebrities question about Taylor Swift's birth year, say).
+    named = [q for q in questions if re.search(r"\s[A-Z0-9]", q)]
+    assert named
+    reworded = [q for q in named if any(_content(q) <= c for c in evaluated["content"])]
+    assert not reworded
+
+
+@pytest.mark.parametrize("family", [
+    "rebel",
+    pytest.param("searchain", marks=pytest.mark.xfail(strict=True, reason=(
+        "SearChain's paper demos name Compositional Celebrities people: Aristotle (fact "
+        "check), Dan Aykroyd and Eddie Murphy (long form)"))),
+    pytest.param("thinkcite", marks=pytest.mark.xfail(strict=True, reason=(
+        "ALCE's demo documents name Compositional Celebrities people: Kanye West, Helena "
+        "Bonham Carter, James Franco, Mark Wahlberg, Prophet Muhammad"))),
+])  # fmt: skip
+def test_no_demo_names_a_compositional_celebrity(family, evaluated) -> None:
+    text, _ = _demos(family)
+    named = [p for p in evaluated["persons"] if re.search(rf"\b{re.escape(p)}\b", text)]
+    assert not named
+
+
+@pytest.mark.parametrize("family", [
+    "rebel",
+    pytest.param("searchain", marks=pytest.mark.xfail(strict=True, reason=(
+        "SearChain's fact-check demo 'Aristotle spent time in Athens' writes Athens (the "
+        "capital of Greece)"))),
+    pytest.param("thinkcite", marks=pytest.mark.xfail(strict=True, reason=(
+        "ALCE's demo documents name countries and capitals (Australia, Berlin, Chile, China, "
+        "Colombia, Ecuador, ...) that are Compositional Celebrities gold answers"))),
+])  # fmt: skip
+def test_no_demo_writes_a_compositional_celebrities_gold_answer(family, evaluated) -> None:
+    # A small model copies demo words into its answers; a demo naming "Berlin" would earn
+    # cover-EM on every "capital of the birthplace of <someone born in Germany>" item.
+    text, _ = _demos(family)
+    written = [a for a in evaluated["golds"] if re.search(rf"(?<!\w){re.escape(a)}(?!\w)", text)]
+    assert not written
 
 
 @pytest.mark.slow

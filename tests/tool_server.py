@@ -4,6 +4,7 @@ paper's search tool found on the web). It needs an API key, counts every request
 a few hostile endpoints (a huge body, a slow body, a redirect to a private address).
 
 GET /search?q=...&api_key=KEY  -> top 3 facts as text lines
+GET /all?api_key=KEY           -> every fact, whatever the query (about 300,000 characters)
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ class FactServer:
                     return self._send(401, "missing or wrong api_key")
                 if parts.path == "/echo":  # a careless API that echoes its parameters
                     return self._send(200, json.dumps(query))
+                if parts.path == "/all":  # a careless API that sends everything it has
+                    return self._send(200, server.everything())
                 if parts.path != "/search":
                     return self._send(404, "not found")
                 return self._send(200, server.search(query.get("q", "")))
@@ -102,6 +105,9 @@ class FactServer:
         )
         hits = [self.facts[i][0] for score, i in scored[:k] if score > 0]
         return "\n".join(hits) if hits else "no results"
+
+    def everything(self) -> str:
+        return "\n".join(f for f, _ in self.facts)
 
     def __enter__(self) -> FactServer:
         self._thread.start()
