@@ -236,14 +236,7 @@ def evaluated(data_dir) -> dict:
             "golds": golds}  # fmt: skip
 
 
-FAMILIES = [
-    "rebel",
-    pytest.param("searchain", marks=pytest.mark.xfail(strict=True, reason=(
-        "SearChain's 4 fact-check demos are FEVER paper_dev claims verbatim ('Nicholas Brody "
-        "is a character on Homeland.', 'Brad Wilk helped co-found Rage in 1962.', 'Aristotle "
-        "spent time in Athens.', 'Telemundo is an English-language television network.')"))),
-    "thinkcite",
-]  # fmt: skip
+FAMILIES = ["rebel", "searchain", "thinkcite"]
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -262,30 +255,17 @@ def test_no_demo_question_is_an_evaluated_question_or_subquestion(family, evalua
     assert not reworded
 
 
-@pytest.mark.parametrize("family", [
-    "rebel",
-    pytest.param("searchain", marks=pytest.mark.xfail(strict=True, reason=(
-        "SearChain's paper demos name Compositional Celebrities people: Aristotle (fact "
-        "check), Dan Aykroyd and Eddie Murphy (long form)"))),
-    pytest.param("thinkcite", marks=pytest.mark.xfail(strict=True, reason=(
-        "ALCE's demo documents name Compositional Celebrities people: Kanye West, Helena "
-        "Bonham Carter, James Franco, Mark Wahlberg, Prophet Muhammad"))),
-])  # fmt: skip
+# Compositional Celebrities is REBEL's benchmark (the paper's; the README table): its people
+# and gold answers must not appear in REBEL's demos. SearChain and Think&Cite are evaluated on
+# other data (their demos name e.g. Eddie Murphy or Berlin, harmless there).
+@pytest.mark.parametrize("family", ["rebel"])
 def test_no_demo_names_a_compositional_celebrity(family, evaluated) -> None:
     text, _ = _demos(family)
     named = [p for p in evaluated["persons"] if re.search(rf"\b{re.escape(p)}\b", text)]
     assert not named
 
 
-@pytest.mark.parametrize("family", [
-    "rebel",
-    pytest.param("searchain", marks=pytest.mark.xfail(strict=True, reason=(
-        "SearChain's fact-check demo 'Aristotle spent time in Athens' writes Athens (the "
-        "capital of Greece)"))),
-    pytest.param("thinkcite", marks=pytest.mark.xfail(strict=True, reason=(
-        "ALCE's demo documents name countries and capitals (Australia, Berlin, Chile, China, "
-        "Colombia, Ecuador, ...) that are Compositional Celebrities gold answers"))),
-])  # fmt: skip
+@pytest.mark.parametrize("family", ["rebel"])
 def test_no_demo_writes_a_compositional_celebrities_gold_answer(family, evaluated) -> None:
     # A small model copies demo words into its answers; a demo naming "Berlin" would earn
     # cover-EM on every "capital of the birthplace of <someone born in Germany>" item.
