@@ -317,6 +317,10 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400:  # FastAPI's answer to a body it cannot decode (not UTF-8)
+            return JSONResponse(
+                {"error": "invalid request: the body is not valid JSON (UTF-8)"}, status_code=422
+            )
         return JSONResponse(
             {"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers
         )
