@@ -96,3 +96,33 @@ def test_searchain_analyses_of_a_run(tmp_path: Path) -> None:
     assert ("correct without IR 66.7 %, with IR 66.7 %; IR corrected or completed a node in 2 "
             "questions (correct there: without IR 50.0 %, with IR 100.0 %); IR misled 1 of the 2 "
             "questions answered correctly without it (misleading rate 50.0 %)") in md  # fmt: skip
+
+
+def test_paired_report_scores_only_items_every_method_finished(tmp_path: Path) -> None:
+    """A partial run (one method stopped early) is compared on the common items."""
+    run_dir = make_run(tmp_path / "p", ["Paris", "Rome", "Oslo"])
+    loaded = rep.load([run_dir])
+    # Drop the crashing method's record of item 2, as if the run had been stopped there.
+    records = [r for r in loaded[0].records if not (r["method"] == "crash" and r["id"] == "2")]
+    partial = rep.RunRecords("p", records)
+    assert rep.unpaired(partial) == {"first-word": 3, "crash": 2}
+    common = rep.paired(partial)
+    assert rep.unpaired(common) == {}
+    assert {r["id"] for r in common.records} == {"0", "1"}
+    rows = {r.method: r for r in rep.summarize([common])}
+    assert rows["first-word"].items == rows["crash"].items == 2
+
+
+def test_report_cli_warns_on_unpaired_methods_and_pairs_on_request(tmp_path: Path) -> None:
+    run_dir = make_run(tmp_path / "u", ["Paris", "Rome", "Oslo"])
+    path = run_dir / "results.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:-1]))  # item-major order: the last record is item 2's
+    result = CliRunner().invoke(app, ["report", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    assert "cover different numbers of items" in result.stderr
+    assert "| u | first-word | 3 |" in result.stdout
+    result = CliRunner().invoke(app, ["report", str(run_dir), "--paired"])
+    assert result.exit_code == 0, result.output
+    assert "different numbers" not in result.stderr
+    assert "| u | first-word | 2 |" in result.stdout and "| u | crash | 2 |" in result.stdout

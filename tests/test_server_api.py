@@ -206,8 +206,11 @@ LONG = "x" * 2001
         ({"content": iter([b"{" + b" " * 40_000] * 2)}, 413, "request body over"),  # chunked
         ({"content": b"{oops", "headers": {"content-type": "application/json"}}, 422, "JSON"),
         # Not UTF-8 at all (Schemathesis found it): still a 422, not an undocumented 400.
-        ({"content": b".\xff\\\xfe", "headers": {"content-type": "application/json"}}, 422,
-         "not valid JSON"),
+        (
+            {"content": b".\xff\\\xfe", "headers": {"content-type": "application/json"}},
+            422,
+            "not valid JSON",
+        ),
         ({"json": ["q"]}, 422, "invalid request"),
         ({"json": {"question": LONG}}, 422, "at most 2000 characters"),
         ({"json": {"question": "   "}}, 422, "question is empty"),

@@ -753,16 +753,36 @@ def report(
         typer.Option("--out", "-o", help="Also write report.md, report.csv and report.png here."),
     ] = None,
     csv_out: Annotated[bool, typer.Option("--csv", help="Print CSV instead of Markdown.")] = False,
+    paired: Annotated[
+        bool,
+        typer.Option(
+            "--paired",
+            help="Score only the items every method of a run has finished (for a partial "
+            "run: all methods on the same questions).",
+        ),
+    ] = False,
 ) -> None:
     """Compare runs: methods x metrics with 95 % bootstrap confidence intervals, then the
     SearChain paper's analyses of each run (efficiency of every method, knowledge sources of
-    SearChain's nodes, effects of IR when a run holds searchain and searchain-no-ir)."""
+    SearChain's nodes, effects of IR when a run holds searchain and searchain-no-ir).
+
+    Example: searchain report runs/table-hotpotqa runs/table-musique --out runs/report"""
     from searchain.eval import report as rep
 
-    rows = rep.summarize(list(runs))
+    loaded = rep.load(list(runs))
+    if paired:
+        loaded = [rep.paired(r) for r in loaded]
+    for r in loaded:
+        if counts := rep.unpaired(r):
+            err.print(
+                f"[yellow]{r.name}: methods cover different numbers of items "
+                f"({', '.join(f'{m} {n}' for m, n in counts.items())}); --paired compares "
+                "them on the same items[/yellow]"
+            )
+    rows = rep.summarize(loaded)
     if not rows:
         _fail("no results in these run directories")
-    extra = "" if csv_out else rep.analyses(list(runs))
+    extra = "" if csv_out else rep.analyses(loaded)
     print(rep.to_csv(rows) if csv_out else rep.markdown(rows) + ("\n" + extra if extra else ""))
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)

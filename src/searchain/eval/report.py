@@ -23,6 +23,43 @@ class Cell:
 
 
 @dataclass(slots=True)
+class RunRecords:
+    """A run directory's records, read once and shared by the table and the analyses."""
+
+    name: str
+    records: list[dict]
+
+
+RunLike = str | Path | RunRecords
+
+
+def load(runs: list[RunLike]) -> list[RunRecords]:
+    """Read each run directory once (already loaded runs pass through)."""
+    return [
+        r if isinstance(r, RunRecords) else RunRecords(Path(r).name, read_results(r)) for r in runs
+    ]
+
+
+def paired(run: RunRecords) -> RunRecords:
+    """Only the items every method of the run has a record for, so a partial run compares
+    its methods on the same questions."""
+    ids: dict[str, set[str]] = {}
+    for r in run.records:
+        ids.setdefault(r["method"], set()).add(r["id"])
+    common = set.intersection(*ids.values()) if ids else set()
+    return RunRecords(run.name, [r for r in run.records if r["id"] in common])
+
+
+def unpaired(run: RunRecords) -> dict[str, int]:
+    """Per method, how many records it has, when the methods of a run differ in item count
+    (empty when they all cover the same number of items)."""
+    counts: dict[str, int] = {}
+    for r in run.records:
+        counts[r["method"]] = counts.get(r["method"], 0) + 1
+    return counts if len(set(counts.values())) > 1 else {}
+
+
+@dataclass(slots=True)
 class Row:
     run: str
     method: str
@@ -31,13 +68,13 @@ class Row:
     metrics: dict[str, Cell]
 
 
-def summarize(run_dirs: list[str | Path], seed: int = 0) -> list[Row]:
+def summarize(runs: list[RunLike], seed: int = 0) -> list[Row]:
     """One row per (run, method). Failed items count as 0 in every metric: a method that
     crashes must not look better than one that answers wrongly."""
     rows = []
-    for run_dir in run_dirs:
+    for run in load(runs):
         by_method: dict[str, list[dict]] = {}
-        for r in read_results(run_dir):
+        for r in run.records:
             by_method.setdefault(r["method"], []).append(r)
         for method, records in by_method.items():
             names = sorted({k for r in records for k in r.get("metrics", {})})
@@ -46,7 +83,7 @@ def summarize(run_dirs: list[str | Path], seed: int = 0) -> list[Row]:
                 values = [float(r.get("metrics", {}).get(name, 0.0)) for r in records]
                 cells[name] = Cell(*bootstrap_ci(values, seed=seed))
             failed = sum(r["status"] != "ok" for r in records)
-            rows.append(Row(Path(run_dir).name, method, len(records), failed, cells))
+            rows.append(Row(run.name, method, len(records), failed, cells))
     return rows
 
 
@@ -85,7 +122,7 @@ def to_csv(rows: list[Row]) -> str:
     return buf.getvalue()
 
 
-def analyses(run_dirs: list[str | Path]) -> str:
+def analyses(runs: list[RunLike]) -> str:
     """The SearChain paper's analyses of each run, as Markdown: efficiency of every method
     (Table 5: per question LLM calls, input/output tokens, rounds, seconds), the knowledge
     sources of SearChain's checked nodes (Table 2), and, when a run holds both ``searchain``
@@ -96,17 +133,17 @@ def analyses(run_dirs: list[str | Path]) -> str:
     from searchain.types import Trace
 
     out = []
-    for run_dir in run_dirs:
+    for run in load(runs):
         traces: dict[str, dict[str, Trace | None]] = {}
         correct: dict[tuple[str, str], bool] = {}
-        for r in read_results(run_dir):
+        for r in run.records:
             ok = r["status"] == "ok" and r.get("trace")
             trace = Trace.from_dict(r["trace"]) if ok else None
             traces.setdefault(r["method"], {})[r["id"]] = trace
             correct[(r["method"], r["id"])] = bool((r.get("metrics") or {}).get("cover_em"))
         if not traces:
             continue
-        name = Path(run_dir).name
+        name = run.name
         out += [f"### {name}: efficiency per question (SearChain Table 5)", "",
                 "| method | questions | LLM calls | input tokens | output tokens | rounds | "
                 "seconds |", "|---|---|---|---|---|---|---|"]  # fmt: skip

@@ -131,9 +131,11 @@ def runtime_environment(llm: Any = None) -> dict[str, Any]:
             from urllib.parse import urlsplit
 
             parts = urlsplit(str(url))
-            model["base_url"] = f"{parts.scheme}://{parts.hostname or ''}" + (
-                f":{parts.port}" if parts.port else ""
-            ) + parts.path
+            model["base_url"] = (
+                f"{parts.scheme}://{parts.hostname or ''}"
+                + (f":{parts.port}" if parts.port else "")
+                + parts.path
+            )
         env["model"] = model
     return env
 

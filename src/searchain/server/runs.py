@@ -62,7 +62,7 @@ class RunStore:
             if hit and hit[0] == key:
                 return hit[1], hit[2]
         records = read_results(path)
-        rows = report.summarize([path]) if records else []
+        rows = report.summarize([report.RunRecords(path.name, records)]) if records else []
         with self._lock:
             if len(self._cache) >= 16:
                 self._cache.pop(next(iter(self._cache)))
