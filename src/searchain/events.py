@@ -9,7 +9,7 @@ Event kinds in use (``data`` keys in brackets) -- keep names stable, the web vie
   start [method, question]            round [n]                  chain [n, queries]
   node [id, status, source]           retrieve [query, k]        llm [purpose]
   mcts_iteration [i, best_value]      subquestion [depth, text]  tool [name]
-  answer [text]
+  answer [text]                       note [text]  (something a user should know, in words)
 """
 
 from __future__ import annotations

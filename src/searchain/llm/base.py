@@ -14,6 +14,7 @@ import json
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,6 +171,40 @@ class LLM(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r})"
+
+
+def find_tokenizer(llm: LLM | None) -> Callable[[str], list[int]] | None:
+    """The model's own tokenizer through any wrappers (cache, cancellation); ``None`` for
+    backends that cannot tokenize locally (remote servers) or replay without a model."""
+    for _ in range(5):
+        if llm is None:
+            return None
+        if callable(getattr(type(llm), "tokenize", None)):
+            return llm.tokenize  # type: ignore[attr-defined,no-any-return]
+        llm = getattr(llm, "inner", None)
+    return None
+
+
+def context_window(llm: LLM | None) -> int | None:
+    """Tokens the model attends to at once (prompt + generation), through any wrappers;
+    ``None`` when the backend does not say."""
+    for _ in range(5):
+        if llm is None:
+            return None
+        n = getattr(type(llm), "context_window", None)
+        if isinstance(n, property):
+            return int(n.fget(llm))  # type: ignore[misc]
+        llm = getattr(llm, "inner", None)
+    return None
+
+
+def prompt_fits(llm: LLM | None, prompt: str, max_tokens: int) -> bool | None:
+    """Whether ``prompt`` plus ``max_tokens`` of generation fit the model's context;
+    ``None`` when that cannot be known here (a remote backend: its server will say)."""
+    tokenize, window = find_tokenizer(llm), context_window(llm)
+    if tokenize is None or window is None:
+        return None
+    return len(tokenize(prompt)) + max_tokens <= window
 
 
 def render_transcript(messages: list[Message]) -> str:

@@ -111,6 +111,10 @@ class LocalLLM(LLM):
         self._n_vocab = self._llama.n_vocab()
         self._vocab = self._llama._model.vocab
 
+    @property
+    def context_window(self) -> int:
+        return int(self._llama.n_ctx())
+
     # -- token helpers ------------------------------------------------------------------
     def tokenize(self, text: str, bos: bool = True) -> list[int]:
         return self._llama.tokenize(text.encode("utf-8"), add_bos=bos, special=False)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from searchain import citations, prompts
 from searchain.events import emit
 from searchain.llm import LLM
+from searchain.llm.base import prompt_fits
 from searchain.methods.coq_parser import Chain, CoQNode, parse_chain
 from searchain.methods.retrieve_read import extract_answer
 from searchain.readers.base import Reader, ReaderOutput
@@ -155,7 +156,9 @@ class SearChain:
                 break
             self._apply(state, fb)
             parent = fb.node.id
-            prompt = self._next_prompt(state, prompt, result.text, fb)
+            prompt = self._fitting_prompt(state, prompt, result.text, fb)
+            if prompt is None:
+                break
             offset = len(state.path)
         if cfg.use_ir:
             self._tracing(state)
@@ -285,6 +288,32 @@ class SearChain:
         # new branch continue from the corrected node, as the paper's chat model does.
         cue = f"[Query {len(state.path) + 1}]:"
         return f'{prompt}{chain_text}\n{message}\n[Question]: "{state.question}"\n{restated}{cue}'
+
+    def _fitting_prompt(self, state: _Run, prompt: str, generated: str, fb: Feedback) -> str | None:
+        """The next round's prompt, kept inside the model's context window.
+
+        The growing prompt holds every earlier round. When it would leave no room for a
+        chain, the earlier rounds are dropped: the first-round prompt, the latest chain and
+        its feedback, then the path so far. When even that does not fit, the rounds stop and
+        tracing answers from the path verified so far (a round that cannot run must not fail
+        the question). Backends that cannot count tokens here (remote servers) are not
+        checked; their server rejects an oversized prompt, and the item records that error.
+        """
+        grown = self._next_prompt(state, prompt, generated, fb)
+        if prompt_fits(self.llm, grown, self.config.max_tokens) is not False:
+            return grown
+        compact = self._next_prompt(state, state.chain_prompt, generated, fb)
+        meta = state.trace.meta
+        if prompt_fits(self.llm, compact, self.config.max_tokens):
+            meta["compacted_rounds"] = [*meta.get("compacted_rounds", []), state.trace.rounds + 1]
+            emit("note", text="earlier rounds dropped from the prompt to fit the context")
+            return compact
+        meta["stopped"] = "context window"
+        state.trace.errors.append(
+            f"round {state.trace.rounds + 1} not run: its prompt does not fit the model's "
+            "context window; the answer is traced from the path verified so far"
+        )
+        return None
 
     # -- tracing --------------------------------------------------------------------------
     def _tracing(self, state: _Run) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from searchain.events import listening
 from searchain.llm import LLM
-from searchain.llm.base import GenerationParams, Message
+from searchain.llm.base import GenerationParams, Message, find_tokenizer
 from searchain.methods import registry
 from searchain.methods.base import Method
 from searchain.retrieval.base import Retriever
@@ -80,17 +80,6 @@ class CancellableLLM(LLM):
         self.inner.close()
 
 
-def _tokenizer(llm: LLM | None) -> Callable[[str], list[int]] | None:
-    """The local model's tokenizer, through any wrappers; ``None`` for remote backends."""
-    for _ in range(5):
-        if llm is None:
-            return None
-        if callable(getattr(type(llm), "tokenize", None)):
-            return llm.tokenize  # type: ignore[attr-defined,no-any-return]
-        llm = getattr(llm, "inner", None)
-    return None
-
-
 class Engine:
     """What the service answers with: the LLM, the retriever and the answer slots."""
 
@@ -115,7 +104,7 @@ class Engine:
         self.reader = reader
         self.max_concurrent = max_concurrent
         self.max_question_tokens = max_question_tokens
-        self._tokenize = _tokenizer(llm)
+        self._tokenize = find_tokenizer(llm)
         self._busy = 0
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_concurrent, thread_name_prefix="answer")

@@ -62,6 +62,7 @@ function describe(ev) {
     case "subquestion": return `sub-question (depth ${d.depth}): ${d.text}`;
     case "tool": return `tool call: ${d.name}`;
     case "answer": return `answer: ${d.text}`;
+    case "note": return `note: ${d.text}`;
     default: return `${event}: ${JSON.stringify(d)}`;
   }
 }

@@ -1,0 +1,119 @@
+"""SearChain keeps each round's prompt inside the model's context window.
+
+The growing completion prompt (every earlier round, its chain and feedback) once passed the
+embedded model's 4,096 tokens on a HotpotQA question, and the item failed. Now earlier rounds
+are dropped when that makes the prompt fit, and the rounds stop when nothing fits. These tests
+use the real model's tokenizer and context; the end-to-end one replays the recorded round 1
+and generates the rest with the real model.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from recordings import DIR
+from searchain import prompts
+from searchain.llm import CachedLLM, JsonlStore
+from searchain.llm.base import context_window, prompt_fits
+from searchain.llm.local import DEFAULT_MODEL_NAME, LocalLLM
+from searchain.methods.registry import make_embedder
+from searchain.methods.searchain import TASKS, Feedback, SearChain, SearChainConfig, _Run
+from searchain.readers.base import ReaderOutput
+from searchain.readers.llm_reader import LLMReader
+from searchain.readers.similarity import QueryMemory
+from searchain.retrieval import BM25Index, default_index
+from searchain.types import Node, Passage, Trace
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> BM25Index:
+    return default_index(cache_dir=tmp_path_factory.mktemp("cache"))
+
+
+def _llm_with_context(n_ctx: int) -> LocalLLM:
+    llm = LocalLLM(n_ctx=n_ctx)
+    assert context_window(llm) == n_ctx  # llama.cpp keeps a multiple of 256 as given
+    return llm
+
+
+def test_prompt_fits_sees_through_wrappers_and_is_unknown_without_a_model() -> None:
+    llm = _llm_with_context(512)
+    short, long = "The capital of France is", "word " * 600
+    assert prompt_fits(llm, short, 32) is True
+    assert prompt_fits(llm, long, 32) is False
+    n = len(llm.tokenize(short))
+    assert prompt_fits(llm, short, 512 - n) is True and prompt_fits(llm, short, 513 - n) is False
+    cached = CachedLLM(llm, JsonlStore(Path("/dev/null")))
+    assert prompt_fits(cached, long, 32) is False
+    replay = CachedLLM(None, JsonlStore(Path("/dev/null")), backend="local", model="m")
+    assert prompt_fits(replay, long, 32) is None  # no tokenizer here: not checked
+
+
+def _state(question: str) -> tuple[_Run, Feedback]:
+    chain_prompt = prompts.fill(TASKS["multihop"], question=question)
+    state = _Run(question, Trace(question=question, method="searchain"), QueryMemory())
+    state.chain_prompt = chain_prompt
+    state.trace.rounds = 2
+    node = Node("r2.1", "Who directed Jaws?", "George Lucas", "llm", "q")
+    state.path.append(node)
+    reader = ReaderOutput("Steven Spielberg", -0.5, 0.9)
+    passage = Passage(id="p1", text="Jaws is a 1975 film directed by Steven Spielberg.")
+    return state, Feedback(node, "verify", reader, passage)
+
+
+def test_earlier_rounds_are_dropped_when_the_grown_prompt_does_not_fit() -> None:
+    question = "Who directed the film in which Roy Scheider played Martin Brody?"
+    state, fb = _state(question)
+    generated = "[Query 1]: Who directed Jaws?\n[Answer 1]: George Lucas\n"
+    window = 256 * math.ceil((len(LocalLLM().tokenize(state.chain_prompt)) + 512) / 256)
+    llm = _llm_with_context(window)
+    method = SearChain(llm, None, None, SearChainConfig(use_ir=False, max_tokens=256))
+    # Two earlier rounds' worth of text make the grown prompt too long; without them it fits.
+    grown_base = state.chain_prompt + ("[Query 1]: filler question\n" * 80)
+    assert prompt_fits(llm, grown_base, 256) is False
+    prompt = method._fitting_prompt(state, grown_base, generated, fb)
+    assert prompt is not None and prompt.startswith(state.chain_prompt)
+    assert "filler question" not in prompt  # the earlier rounds are gone
+    assert "Steven Spielberg" in prompt and prompt.endswith("[Query 2]:")  # the feedback stays
+    assert prompt_fits(llm, prompt, 256) is True
+    assert state.trace.meta["compacted_rounds"] == [3] and not state.trace.errors
+    # A prompt that fits is left as the paper builds it: every earlier round kept.
+    short = state.chain_prompt + "[Query 1]: filler question\n"
+    assert "filler question" in method._fitting_prompt(state, short, generated, fb)
+
+
+def test_when_nothing_fits_the_rounds_stop_with_a_recorded_reason() -> None:
+    state, fb = _state("Who directed the film in which Roy Scheider played Martin Brody?")
+    llm = _llm_with_context(256 * math.ceil(len(LocalLLM().tokenize(state.chain_prompt)) / 256))
+    method = SearChain(llm, None, None, SearChainConfig(use_ir=False, max_tokens=256))
+    assert method._fitting_prompt(state, state.chain_prompt, "", fb) is None
+    assert state.trace.meta["stopped"] == "context window"
+    assert "round 3 not run" in state.trace.errors[0]
+
+
+@pytest.mark.slow
+def test_real_run_stops_rounds_at_the_context_and_still_answers_with_citations(
+    index: BM25Index, hotpot: list[dict], tmp_path: Path
+) -> None:
+    """hotpot[0] gets a correction in round 1 (recorded real outputs, see test_searchain).
+    With a context that holds round 1 but not round 2, the question is answered from the
+    corrected path instead of failing."""
+    store_path = tmp_path / "searchain.jsonl"
+    shutil.copy(DIR / "searchain.jsonl", store_path)  # replay round 1; never write the recording
+    question = hotpot[0]["question_text"]
+    first = prompts.fill(TASKS["multihop"], question=question)
+    window = 256 * math.ceil((len(LocalLLM().tokenize(first)) + 256) / 256)
+    llm = CachedLLM(_llm_with_context(window), JsonlStore(store_path))
+    assert llm.identity == DEFAULT_MODEL_NAME
+    method = SearChain(llm, index, LLMReader(llm), SearChainConfig(), make_embedder("embedding"))
+    trace = method.run(question)
+    assert trace.meta["feedback"], "round 1 should be corrected, as recorded"
+    assert trace.rounds == 1 and trace.meta["stopped"] == "context window"
+    assert any("round 2 not run" in e for e in trace.errors)
+    corrected = trace.meta["feedback"][0]["node"]
+    assert trace.meta["path"][-1] == corrected
+    assert trace.final_content and trace.references  # traced from the verified path
