@@ -282,3 +282,31 @@ def test_recordings_match_the_real_model(name, index, questions) -> None:
     check_trace(live, index, 3)
     assert live.final_content == replay.final_content, "recordings are stale: SEARCHAIN_RECORD=1"
     assert [n.query for n in live.nodes] == [n.query for n in replay.nodes]
+
+
+# The README's Compositional Celebrities table also runs Self-Ask and direct prompting. Their
+# demos are the Self-Ask paper's own (written for this benchmark): they name Muhammad Ali and
+# Steven Spielberg, who are the subjects of 4 of the 8,693 items, but say nothing those items
+# ask (birth years and what happened in them). These checks keep it that way.
+CC_BASELINES = ["direct", "cot", "self_ask"]
+
+
+@pytest.mark.parametrize("name", CC_BASELINES)
+def test_baseline_demos_write_no_compositional_celebrities_gold_answer(name, evaluated) -> None:
+    text = prompts.load(f"baselines/{name}").body
+    written = [a for a in evaluated["golds"] if re.search(rf"(?<!\w){re.escape(a)}(?!\w)", text)]
+    assert not written
+
+
+@pytest.mark.parametrize("name", CC_BASELINES)
+def test_baseline_demos_reveal_nothing_about_the_celebrities_they_name(name, data_dir) -> None:
+    text = prompts.load(f"baselines/{name}").body
+    path = data_dir / "compositional_celebrities" / "compositional_celebrities.json"
+    records = json.loads(path.read_text())["data"]
+    named = {r["person"] for r in records if re.search(rf"\b{re.escape(r['person'])}\b", text)}
+    assert named <= {"Muhammad Ali", "Steven Spielberg"}, "a new demo names another celebrity"
+    for r in records:
+        if r["person"] in named:
+            # Neither the answer nor the intermediate one (the birth year, the country...).
+            for a in [*r["Answer"], *r["A1"], *r.get("A2", [])]:
+                assert not re.search(rf"(?<!\w){re.escape(str(a))}(?!\w)", text), r["Question"]

@@ -95,7 +95,8 @@ NliOpt = Annotated[
     typer.Option(
         help="NLI judge: [bold]llm[/] (the LLM answers Yes/No), the path of a local Hugging "
         "Face NLI model (TRUE T5, DeBERTa/RoBERTa MNLI), or [bold]none[/]. Think&Cite's R_a; "
-        "in eval, also ALCE citation recall/precision and ELI5 claim recall."
+        "in eval, also ALCE citation recall/precision and ELI5 claim recall (ALCE datasets: "
+        "llm unless given)."
     ),
 ]
 ReferenceOpt = Annotated[
@@ -578,6 +579,7 @@ def eval_(
     except (FileNotFoundError, ValueError) as e:
         _fail(str(e))
     names = [m.strip() for m in methods.split(",") if m.strip()]
+    nli = _default_alce_judge(examples, nli, out)
     from searchain.methods.options import parse_method_options
 
     try:
@@ -708,6 +710,28 @@ def _thinkcite_eval_options(
     fam = family_for(ex.task if ex else None, (ex.meta or {}).get("alce") if ex else None)
     return {"family": fam, "nli": None if nli == "none" else (nli or "llm"),
             "reference": reference}  # fmt: skip
+
+
+def _default_alce_judge(examples: list, nli: str | None, out: Path) -> str | None:
+    """ALCE datasets are scored on their citations too, as in the ALCE paper: without
+    --nli the LLM judge does it. A run directory started before this default (its manifest
+    has no judge) keeps going without one, so it still resumes."""
+    if nli is not None or not examples or not (examples[0].meta or {}).get("alce"):
+        return nli
+    manifest = out / "manifest.json"
+    if manifest.is_file():
+        try:
+            started = json.loads(manifest.read_text(encoding="utf-8")).get("config", {})
+        except (OSError, ValueError):
+            started = {"nli": None}  # unreadable: let the manifest check report it
+        if "nli" not in started:
+            err.print(f"{out} was started without an NLI judge: citation metrics stay off")
+            return None
+    err.print(
+        "ALCE dataset: citation recall/precision by the LLM judge (--nli llm); give --nli "
+        "PATH for a local NLI model, or --nli none to skip them"
+    )
+    return "llm"
 
 
 def _eval_judge(nli: str | None, client: object) -> object:
