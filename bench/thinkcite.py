@@ -23,6 +23,7 @@ import json
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -56,16 +57,24 @@ def build_index(tmp: Path) -> BM25Index:
     return BM25Index.build(passages, tmp / "alce-idx", show_progress=False)
 
 
-def run_one(llm: Any, index: BM25Index, family: str, q: str, opts: dict[str, Any]) -> dict:
+def run_one(
+    llm: Any, index: BM25Index, family: str, q: str, opts: dict[str, Any], traces: Path | None
+) -> dict:
     method = build_method("thinkcite", llm, index, family=family, **opts)
     t0 = time.perf_counter()
     trace = method.run(q)
     seconds = time.perf_counter() - t0
+    if traces is not None:  # the whole tree, for `searchain serve` or a look at why it stopped
+        traces.mkdir(parents=True, exist_ok=True)
+        name = f"{opts['max_iterations']}-{family}-{zlib.crc32(q.encode()):08x}.json"
+        (traces / name).write_text(json.dumps(trace.to_dict(), indent=1))
     reuse = trace.meta["reuse"]
     saved = trace.usage.cached_calls + 2 * reuse["nli_memo_hits"] + 2 * reuse["rg_memo_hits"]
     return {
         "question": q,
         "iterations": trace.meta["iterations"],
+        "stopped": trace.meta["stopped"],  # budget | exhausted | failures
+        "failed_expansions": trace.meta["failed_expansions"],
         "nodes": trace.meta["tree_size"],
         "llm_calls": trace.usage.llm_calls,
         "saved_calls": saved,
@@ -86,9 +95,19 @@ def main() -> None:
     ap.add_argument("--children", type=int, default=3)
     ap.add_argument("--reflections", type=int, default=2, help="reflection limit per child")
     ap.add_argument("--reference", default=None, help="GGUF of the R_g reference model")
-    ap.add_argument("--no-cross", dest="cross", action="store_false",
-                    help="skip the cross-run figure (it re-runs every budget on one call store)")
+    ap.add_argument(
+        "--no-cross",
+        dest="cross",
+        action="store_false",
+        help="skip the cross-run figure (it re-runs every budget on one call store)",
+    )
     ap.add_argument("--json", action="store_true")
+    ap.add_argument(
+        "--traces",
+        type=Path,
+        default=None,
+        help="write every run's full trace (JSON) into this directory",
+    )
     args = ap.parse_args()
     budgets = [int(x) for x in args.iterations.split(",")]
     base = LocalLLM()
@@ -101,7 +120,7 @@ def main() -> None:
                         max_reflections=args.reflections, reference=args.reference)  # fmt: skip
             for family, q in questions(args.n):
                 # A fresh client per run: in-run reuse only, nothing from earlier runs.
-                row = run_one(base, index, family, q, opts)
+                row = run_one(base, index, family, q, opts, args.traces)
                 rows.append({"budget": budget, **row})
                 print(json.dumps(rows[-1]), file=sys.stderr)
         # Cross-run: fill the store with the smaller budgets, then run the largest on it.
@@ -110,15 +129,15 @@ def main() -> None:
             for budget in budgets:
                 opts = dict(max_iterations=budget, n_children=args.children,
                             max_reflections=args.reflections, reference=args.reference)  # fmt: skip
-                row = run_one(CachedLLM(base, store), index, family, q, opts)
+                row = run_one(CachedLLM(base, store), index, family, q, opts, None)
             cross.append(row)  # the largest budget, after the smaller ones
     out = {"per_run": rows, "largest_budget_after_smaller": cross}
     if args.json:
         print(json.dumps(out, indent=2))
         return
-    print("| iterations | done | nodes | LLM calls | tokens in / out | seconds | saved calls "
-          "(naive) | retrieval hits |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|")
+    print("| iterations | done | stopped | nodes | LLM calls | tokens in / out | seconds | "
+          "saved calls (naive) | retrieval hits |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|")
     for budget in budgets:
         rs = [r for r in rows if r["budget"] == budget]
         m = len(rs)
@@ -126,7 +145,8 @@ def main() -> None:
         def avg(k: str, rs: list[dict] = rs, m: int = m) -> float:
             return sum(r[k] for r in rs) / m
 
-        print(f"| {budget} | {avg('iterations'):.1f} | {avg('nodes'):.1f} | "
+        why = ", ".join(sorted({f"{r['stopped']} ({r['failed_expansions']} failed)" for r in rs}))
+        print(f"| {budget} | {avg('iterations'):.1f} | {why} | {avg('nodes'):.1f} | "
               f"{avg('llm_calls'):.1f} | {avg('prompt_tokens'):.0f} / "
               f"{avg('completion_tokens'):.0f} | {avg('seconds'):.1f} | {avg('saved_calls'):.1f} "
               f"({avg('naive_calls'):.1f}) | {avg('retrieval_hits'):.1f}/"

@@ -176,3 +176,27 @@ def test_items_run_one_after_another_with_all_their_methods(tmp_path: Path) -> N
     assert (summary.done, summary.skipped) == (3, 1)
     assert sorted((r["method"], r["id"]) for r in read_results(tmp_path)) == [
         ("a", "0"), ("a", "1"), ("b", "0"), ("b", "1")]  # fmt: skip
+
+
+def test_resuming_with_another_index_or_package_version_is_reported(tmp_path: Path) -> None:
+    from searchain.eval.runner import environment_changes, index_fingerprint, runtime_environment
+    from searchain.retrieval import BM25Index
+    from searchain.types import Passage
+
+    docs = [Passage("a", "Oslo is the capital of Norway."), Passage("b", "Bern is in Switzerland.")]
+    first = BM25Index.build(docs, tmp_path / "i1", show_progress=False)
+    again = BM25Index.build(docs, tmp_path / "i2", show_progress=False)
+    other = BM25Index.build(docs[:1], tmp_path / "i3", show_progress=False)
+    # Built twice from the same passages: the same fingerprint (the build time is left out).
+    assert index_fingerprint(first) == index_fingerprint(again) is not None
+    assert index_fingerprint(first) != index_fingerprint(other)
+
+    started = runtime_environment(None, first)
+    prepare_run_dir(tmp_path / "run", {"x": 1}, started)
+    assert environment_changes(tmp_path / "run", runtime_environment(None, again)) == []
+    later = runtime_environment(None, other)
+    later["packages"] = {**later["packages"], "bm25s": "0.0.1"}
+    changes = environment_changes(tmp_path / "run", later)
+    assert "the index differs from the one that started this run" in changes
+    assert any(c.startswith("bm25s 0.0.1 (the run started with") for c in changes)
+    assert environment_changes(tmp_path / "new", later) == []  # nothing started there

@@ -114,6 +114,9 @@ def check_trace(trace: Trace, iterations: int, children: int) -> None:
     assert Trace.from_dict(json.loads(json.dumps(trace.to_dict()))).to_dict() == trace.to_dict()
     meta = trace.meta
     assert 1 <= meta["iterations"] <= iterations and len(trace.nodes) <= 1 + iterations * children
+    assert meta["stopped"] in ("budget", "exhausted", "failures")
+    tried = meta["iterations"] + meta["failed_expansions"]
+    assert tried == iterations if meta["stopped"] == "budget" else tried <= iterations
     nodes = {n.id: n for n in trace.nodes}
     for n in trace.nodes:
         assert n.meta["visits"] >= 1 and math.isfinite(n.meta["value"])

@@ -114,7 +114,7 @@ def test_depth_limit_and_early_stop_when_the_tree_is_exhausted():
     # root -> 3; its two non-End children -> 3 each: 3 expansions, then nothing is left.
     assert res.iterations == 3 and len(problem.expansions) == 3
     assert len(nodes) == 1 + 3 + 6
-    assert res.root.exhausted
+    assert res.root.exhausted and res.stopped == "exhausted"
 
 
 def test_iteration_limit():
@@ -122,6 +122,7 @@ def test_iteration_limit():
     res = search(problem, max_iterations=4, max_depth=6)
     assert res.iterations == 4 and len(problem.expansions) == 4
     assert len(res.root.walk()) == 1 + 3 * 4
+    assert res.stopped == "budget"
 
 
 def test_finds_the_known_optimum_when_the_budget_covers_the_tree():
@@ -170,7 +171,7 @@ def test_a_failed_expansion_is_a_dead_end_and_the_search_goes_on():
     p = Once()
     res = search(p, max_iterations=10)
     assert len(res.errors) == 1 and "backend down" in res.errors[0]
-    assert res.iterations == 9  # 10 attempts, one failed
+    assert res.iterations == 9 and res.stopped == "budget"  # 10 attempts, one failed
     # The failed leaf got no children, is never selected again, and nothing was backpropagated
     # for it: the root's visits are exactly the evaluated children.
     dead = [n for n in res.root.walk() if n.expanded and not n.children]
@@ -188,6 +189,7 @@ def test_failures_in_a_row_stop_the_search_and_the_best_tree_so_far_answers():
 
     res = search(Down(), max_iterations=30, max_failures=3)
     assert res.iterations == 2 and len(res.errors) == 3  # stopped after 3 failures in a row
+    assert res.stopped == "failures"
     assert res.best.depth >= 1  # the tree built before the failures still answers
 
 

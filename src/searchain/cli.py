@@ -567,6 +567,7 @@ def eval_(
     from searchain.eval.runner import (
         Item,
         RunConfigMismatch,
+        environment_changes,
         prepare_run_dir,
         run,
         runtime_environment,
@@ -644,10 +645,14 @@ def eval_(
 
     # What each name resolved to (ablation flags, k, templates...), so the manifest says it.
     config["method_config"] = {n: describe(m) for n, m in built.items()}
+    environment = runtime_environment(client, r)
     try:
-        prepare_run_dir(out, config, runtime_environment(client))
+        changes = environment_changes(out, environment)
+        prepare_run_dir(out, config, environment)
     except RunConfigMismatch as e:
         _fail(str(e))
+    for change in changes:  # resumed, but its finished items may not compare with new ones
+        err.print(f"[yellow]warning: resuming {out}: {change}[/yellow]")
     from searchain.eval.alce import alce_gold, alce_scores
 
     items = [Item(e.id, e.question, {"answers": e.answers, "label": e.label, "task": e.task,

@@ -106,9 +106,23 @@ RECORDED_PACKAGES = (
 )  # fmt: skip
 
 
-def runtime_environment(llm: Any = None) -> dict[str, Any]:
+def index_fingerprint(retriever: Any) -> Any:
+    """What an index was built from and how (corpus hash, passage count, tokenizer and
+    scoring settings), without its build time; a list for fused retrievers; ``None`` when
+    the retriever does not say (a remote one)."""
+    parts = getattr(retriever, "retrievers", None)
+    if parts is not None:
+        return [index_fingerprint(r) for r in parts]
+    meta = getattr(retriever, "metadata", None)
+    if not isinstance(meta, dict):
+        return None
+    return {k: v for k, v in meta.items() if k != "created"}
+
+
+def runtime_environment(llm: Any = None, retriever: Any = None) -> dict[str, Any]:
     """What produced a run besides its configuration: the resolved model (name, backend,
-    endpoint, GGUF file and size) and the versions of the packages that shape the numbers."""
+    endpoint, GGUF file and size), the index (see :func:`index_fingerprint`) and the
+    versions of the packages that shape the numbers."""
     from importlib import metadata
 
     packages = {}
@@ -137,7 +151,28 @@ def runtime_environment(llm: Any = None) -> dict[str, Any]:
                 + parts.path
             )
         env["model"] = model
+    if retriever is not None:
+        env["index"] = index_fingerprint(retriever)
     return env
+
+
+def environment_changes(run_dir: str | Path, environment: dict[str, Any]) -> list[str]:
+    """What differs between the environment that started a run and the one resuming it: a
+    different model file or index makes the finished and the new items incomparable, so
+    the user must hear of it (the run itself is still resumed: the config is the same)."""
+    path = Path(run_dir) / MANIFEST
+    if not path.exists():
+        return []
+    old = json.loads(path.read_text()).get("environment") or {}
+    changes = []
+    for key, what in (("model", "the model"), ("index", "the index")):
+        if key in old and key in environment and old[key] != environment[key]:
+            changes.append(f"{what} differs from the one that started this run")
+    before, now = old.get("packages", {}), environment.get("packages", {})
+    for name in sorted(set(before) & set(now)):
+        if before[name] != now[name]:
+            changes.append(f"{name} {now[name]} (the run started with {before[name]})")
+    return changes
 
 
 def manifest_for(

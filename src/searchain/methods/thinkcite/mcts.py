@@ -85,6 +85,9 @@ class SearchResult(Generic[S]):
     partial: bool
     iterations: int
     errors: list[str] = field(default_factory=list)
+    # Why the search ended: "budget" (max_iterations tried), "exhausted" (nothing left to
+    # expand) or "failures" (max_failures failed expansions in a row).
+    stopped: str = "budget"
 
     @property
     def path(self) -> list[TreeNode[S]]:
@@ -115,10 +118,12 @@ class MCTS(Generic[S]):
         root: TreeNode[S] = TreeNode("0", root_state)
         errors: list[str] = []
         done = failures = 0
+        stopped = "budget"
         for i in range(1, self.config.max_iterations + 1):
             leaf = self.select(root)
             if leaf is None:
-                break  # the whole tree is exhausted
+                stopped = "exhausted"  # the whole tree: nothing left to expand
+                break
             try:
                 self.expand_and_evaluate(leaf)
             except Exception as exc:  # keep the tree so far: never drop the question
@@ -127,6 +132,7 @@ class MCTS(Generic[S]):
                 self._update_exhausted(leaf)
                 failures += 1
                 if failures >= self.config.max_failures:
+                    stopped = "failures"
                     break
                 continue
             failures = 0
@@ -134,7 +140,7 @@ class MCTS(Generic[S]):
             if self.on_iteration is not None:
                 self.on_iteration(done, self.best(root)[0].value)
         best, partial = self.best(root)
-        return SearchResult(root, best, partial, done, errors)
+        return SearchResult(root, best, partial, done, errors, stopped)
 
     def select(self, root: TreeNode[S]) -> TreeNode[S] | None:
         node = root

@@ -133,7 +133,9 @@ class ThinkCite:
             "chosen_path": [n.id for n in path],
             "partial": result.partial,
             "ended": path[-1].state.action == "end",
-            "iterations": result.iterations,
+            "iterations": result.iterations,  # expansions that attached children
+            "stopped": result.stopped,  # budget | exhausted | failures
+            "failed_expansions": len(result.errors),
             "tree_size": len(trace.nodes),
             "config": self.config.to_dict(),
             "reward": {
