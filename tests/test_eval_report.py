@@ -50,7 +50,7 @@ def test_report_cli_writes_markdown_csv_and_png(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["report", str(a), "--out", str(tmp_path / "rep")])
     assert result.exit_code == 0, result.output
     assert "first-word" in result.stdout
-    assert "| first-word | 2 | 0.0 | 0 | 0 | 0.00 |" in result.stdout  # efficiency (Table 5)
+    assert "| first-word | 2 | 0.0 | 0 % | 0 | 0 | 0.00 |" in result.stdout  # efficiency (Table 5)
     assert "efficiency per question" in (tmp_path / "rep" / "report.md").read_text()
     png = (tmp_path / "rep" / "report.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 1000
@@ -87,8 +87,8 @@ def test_searchain_analyses_of_a_run(tmp_path: Path) -> None:
 
     run(items, {"searchain": with_ir, "searchain-no-ir": without_ir}, tmp_path, score=score)
     md = rep.analyses([tmp_path])
-    assert "| searchain | 3 | 4.0 | 300 | 30 | 2.00 | 2.00 |" in md  # 3 real + 1 cached calls
-    assert "| searchain-no-ir | 3 | 1.0 | 100 | 10 | 1.00 | 0.50 |" in md
+    assert "| searchain | 3 | 4.0 | 25 % | 300 | 30 | 2.00 | 2.00 |" in md  # 3 real + 1 cached
+    assert "| searchain-no-ir | 3 | 1.0 | 0 % | 100 | 10 | 1.00 | 0.50 |" in md
     # 6 checked nodes: 2 corrected by IR, 4 from the LLM.
     assert "SearChain's 6 checked nodes" in md and "llm 66.7 %, ir-corrected 33.3 %" in md
     # Without IR q2, q3 right (66.7 %); with IR q1, q3 (66.7 %); IR helped q1, q3 (without

@@ -145,19 +145,20 @@ def analyses(runs: list[RunLike]) -> str:
             continue
         name = run.name
         out += [f"### {name}: efficiency per question (SearChain Table 5)", "",
-                "| method | questions | LLM calls | input tokens | output tokens | rounds | "
-                "seconds |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+                "| method | questions | LLM calls | of them cached | input tokens | output tokens "
+                "| rounds | seconds |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
         for method, by_id in traces.items():
             e = efficiency(by_id.values())
             calls = [t.usage.llm_calls + t.usage.cached_calls for t in by_id.values() if t]
+            cached = sum(t.usage.cached_calls for t in by_id.values() if t)
             out.append(
                 f"| {method} | {e['questions']:.0f} | {sum(calls) / max(1, len(calls)):.1f} | "
-                f"{e['prompt_tokens']:.0f} | {e['completion_tokens']:.0f} | {e['rounds']:.2f} | "
-                f"{e['seconds']:.2f} |"
+                f"{100 * cached / max(1, sum(calls)):.0f} % | {e['prompt_tokens']:.0f} | "
+                f"{e['completion_tokens']:.0f} | {e['rounds']:.2f} | {e['seconds']:.2f} |"
             )
         out += ["", "Calls include those served by the LLM call cache (their tokens count; "
-                "their time is near zero, so seconds are a lower bound when the cache was warm).",
-                ""]  # fmt: skip
+                "their time is near zero, so seconds are a lower bound for a method with cached "
+                "calls; run with --no-cache to time every call).", ""]  # fmt: skip
         if "searchain" in traces:
             split = knowledge_source_split(traces["searchain"].values())
             parts = ", ".join(f"{k} {100 * v:.1f} %" for k, v in split.items() if k != "nodes")
