@@ -141,6 +141,28 @@ def test_a_failing_item_is_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
     assert by_id["a"]["status"] == by_id["c"]["status"] == "ok"
 
 
+def test_retry_failed_answers_only_the_failed_items_again_and_keeps_every_attempt(
+    tmp_path: Path,
+) -> None:
+    items = [Item("a", "Who wrote Hamlet?"), Item("b", "Who portrayed Corliss Archer?")]
+    out = prepare_run_dir(tmp_path / "run", {"test": 2})
+    for poison, retry in (("Corliss", False), ("Corliss", False), ("nothing", True)):
+        server = PoisonServer(poison)  # the last one is the server back in order
+        try:
+            llm = OpenAILLM("x", base_url=server.url, retry=RetryPolicy(2, 0.01, 0.02))
+            method = RetrieveRead(llm, default_index(cache_dir=tmp_path / "cache"))
+            summary = run(items, {"rr": method.run}, out, concurrency=1, retry_failed=retry)
+        finally:
+            server.close()
+        if poison == "Corliss" and summary.skipped:  # a plain re-run redoes nothing
+            assert (summary.done, summary.failed, summary.skipped, server.calls) == (0, 0, 2, 0)
+    assert (summary.done, summary.failed, summary.skipped) == (1, 0, 1)  # only b again
+    attempts = read_results(out, latest=False)
+    assert [(r["id"], r["status"]) for r in attempts] == [("a", "ok"), ("b", "error"), ("b", "ok")]
+    latest = read_results(out)
+    assert [(r["id"], r["status"]) for r in latest] == [("a", "ok"), ("b", "ok")]
+
+
 def test_a_run_dir_of_another_configuration_is_refused(tmp_path: Path) -> None:
     prepare_run_dir(tmp_path, {"methods": ["searchain"], "limit": 10})
     prepare_run_dir(tmp_path, {"methods": ["searchain"], "limit": 10})  # same: fine

@@ -546,6 +546,14 @@ def eval_(
     nli: NliOpt = None,
     reference: ReferenceOpt = None,
     option: MethodOpt = None,
+    retry_failed: Annotated[
+        bool,
+        typer.Option(
+            "--retry-failed",
+            help="Also answer again the items whose last attempt failed (after a server "
+            "outage, say). Every attempt stays in results.jsonl; reports use the last.",
+        ),
+    ] = False,
 ) -> None:
     """Run methods over a dataset into a run directory: every finished item is appended to
     results.jsonl (fsynced), failures are recorded and counted, and re-running the same
@@ -694,12 +702,13 @@ def eval_(
             )  # fmt: skip
             try:
                 summary = run_ray(items, spec, out, address=ray_address, concurrency=concurrency,
-                                  score=score, progress=progress)  # fmt: skip
+                                  score=score, progress=progress,
+                                  retry_failed=retry_failed)  # fmt: skip
             except ImportError as e:
                 _fail(str(e))
         else:
             summary = run(items, runners, out, concurrency=concurrency, score=score,
-                          progress=progress)  # fmt: skip
+                          progress=progress, retry_failed=retry_failed)  # fmt: skip
     result = {"run": str(out), "done": summary.done, "failed": summary.failed,
               "skipped": summary.skipped, "seconds": round(summary.seconds, 2)}  # fmt: skip
     console.print_json(json.dumps(result))

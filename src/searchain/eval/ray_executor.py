@@ -48,6 +48,7 @@ def run_ray(
     num_cpus: float = 1,
     score: Callable[[Item, Trace], dict[str, Any]] | None = None,
     progress: Callable[[RunSummary, int], None] | None = None,
+    retry_failed: bool = False,
 ) -> RunSummary:
     """Answer every (method, item) of ``spec`` not yet in ``run_dir`` as Ray tasks.
     ``address``: a cluster to join ("auto", "ray://host:10001"); ``None`` starts a local one
@@ -60,7 +61,7 @@ def run_ray(
         raise ImportError("--executor ray needs Ray: pip install 'searchain[ray]'") from e
 
     run_dir = Path(run_dir)
-    todo, skipped = pending(items, spec.names, run_dir)
+    todo, skipped = pending(items, spec.names, run_dir, retry_failed=retry_failed)
     summary = RunSummary(skipped=skipped)
     if not todo:
         return summary

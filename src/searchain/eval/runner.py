@@ -56,8 +56,12 @@ class RunSummary:
     seconds: float = 0.0
 
 
-def read_results(run_dir: str | Path) -> list[dict[str, Any]]:
-    """All complete records of a run (a torn last line is ignored)."""
+def read_results(run_dir: str | Path, *, latest: bool = True) -> list[dict[str, Any]]:
+    """The complete records of a run (a torn last line is ignored).
+
+    A (method, item) has more than one record only when a failed item was answered again
+    (``--retry-failed``): the file keeps every attempt, and with ``latest`` (the default) the
+    last one stands, in the place of the first."""
     path = Path(run_dir) / RESULTS
     if not path.exists():
         return []
@@ -67,7 +71,12 @@ def read_results(run_dir: str | Path) -> list[dict[str, Any]]:
             if not line.endswith("\n"):
                 break  # torn write from a killed run
             records.append(json.loads(line))
-    return records
+    if not latest:
+        return records
+    by_key: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in records:
+        by_key[(r["method"], r["id"])] = r  # keeps the first key's position, the last value
+    return list(by_key.values())
 
 
 def _repair(path: Path) -> None:
@@ -225,22 +234,37 @@ def run(
     concurrency: int = 4,
     score: Callable[[Item, Trace], dict[str, Any]] | None = None,
     progress: Callable[[RunSummary, int], None] | None = None,
+    retry_failed: bool = False,
 ) -> RunSummary:
-    """Answer every (method, item) not yet in the run directory and record it."""
+    """Answer every (method, item) not yet in the run directory and record it (and, with
+    ``retry_failed``, every one whose last attempt failed)."""
     return asyncio.run(
-        arun(items, methods, run_dir, concurrency=concurrency, score=score, progress=progress)
+        arun(
+            items,
+            methods,
+            run_dir,
+            concurrency=concurrency,
+            score=score,
+            progress=progress,
+            retry_failed=retry_failed,
+        )
     )
 
 
 def pending(
-    items: list[Item], methods: Iterable[str], run_dir: Path
+    items: list[Item], methods: Iterable[str], run_dir: Path, *, retry_failed: bool = False
 ) -> tuple[list[tuple[str, Item]], int]:
-    """The (method, item) pairs not yet in ``run_dir``'s results, and how many are.
+    """The (method, item) pairs not yet in ``run_dir``'s results, and how many are. With
+    ``retry_failed``, pairs whose last record is a failure are pending again.
 
     Item by item, every method of an item before the next item: a run stopped part-way holds
     the same questions for every method, so its partial table already compares like with like
     (and an item's methods share prompt prefixes while they are warm in the LLM's cache)."""
-    finished = {(r["method"], r["id"]) for r in read_results(run_dir)}
+    finished = {
+        (r["method"], r["id"])
+        for r in read_results(run_dir)
+        if not (retry_failed and r["status"] != "ok")
+    }
     names = list(methods)
     todo = [(m, it) for it in items for m in names if (m, it.id) not in finished]
     return todo, len(names) * len(items) - len(todo)
@@ -279,9 +303,10 @@ async def arun(
     concurrency: int = 4,
     score: Callable[[Item, Trace], dict[str, Any]] | None = None,
     progress: Callable[[RunSummary, int], None] | None = None,
+    retry_failed: bool = False,
 ) -> RunSummary:
     run_dir = Path(run_dir)
-    todo, skipped = pending(items, methods, run_dir)
+    todo, skipped = pending(items, methods, run_dir, retry_failed=retry_failed)
     summary = RunSummary(skipped=skipped)
     writer = ResultWriter(run_dir / RESULTS)
     sem = asyncio.Semaphore(max(1, concurrency))
