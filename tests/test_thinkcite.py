@@ -170,3 +170,26 @@ def test_end_to_end_on_two_alce_questions(data_dir, alce_index, reference_gguf):
     assert t2.meta["reward"]["r_g"] and not t2.meta["warnings"]
     parts = [n.meta["reward_parts"] for n in t2.nodes if n.meta["action"] == "output"]
     assert parts and all(p["r_g"] is not None and p["r_g"] != 0.0 for p in parts)
+
+
+def test_completion_result_says_why_its_first_sample_ended() -> None:
+    from searchain.types import Completion, CompletionResult
+
+    assert CompletionResult([Completion("x", finish_reason="length")]).finish_reason == "length"
+    assert CompletionResult([]).finish_reason == "stop"
+
+
+@pytest.mark.slow
+def test_an_empty_first_line_is_asked_again_not_a_failed_expansion(data_dir, alce_index):
+    """bench/thinkcite.py's smallest setting on the longest-field-goal question: the model
+    answers the root's action prompt with a bare line break, which once crashed the retry
+    (``finish_reason`` read off the wrong object) and killed the whole search."""
+    from searchain.llm.local import LocalLLM
+
+    q = alce_prompt(data_dir, "asqa")["demos"][2]["question"]
+    method = build_method("thinkcite", LocalLLM(), alce_index, family="asqa", max_iterations=2,
+                          n_children=2, max_reflections=1)  # fmt: skip
+    trace = method.run(q)
+    assert trace.meta["failed_expansions"] == 0, trace.errors
+    assert trace.meta["iterations"] == 2 and trace.meta["stopped"] == "budget"
+    check_trace(trace, 2, 2)

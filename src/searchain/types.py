@@ -88,6 +88,12 @@ class CompletionResult:
     def text(self) -> str:
         return self.completions[0].text if self.completions else ""
 
+    @property
+    def finish_reason(self) -> str:
+        """Why the first sample ended: "stop" (a stop sequence or the end of text) or
+        "length" (``max_tokens`` reached)."""
+        return self.completions[0].finish_reason if self.completions else "stop"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "completions": [c.to_dict() for c in self.completions],
