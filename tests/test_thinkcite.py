@@ -193,3 +193,16 @@ def test_an_empty_first_line_is_asked_again_not_a_failed_expansion(data_dir, alc
     assert trace.meta["failed_expansions"] == 0, trace.errors
     assert trace.meta["iterations"] == 2 and trace.meta["stopped"] == "budget"
     check_trace(trace, 2, 2)
+
+
+def test_echoed_action_labels_are_stripped_from_an_output_sentence() -> None:
+    from searchain.methods.thinkcite.agent import strip_labels
+
+    # What the embedded model wrote after "Output:" on the longest-field-goal question.
+    echoed = "Reflexion: Document: The longest known field goal was 64 yards [5]."
+    assert strip_labels(echoed) == "The longest known field goal was 64 yards [5]."
+    assert strip_labels("Output: Document [3]: It rained [3].") == "It rained [3]."
+    assert strip_labels("Search:") == ""  # nothing left: the child is dropped as unusable
+    # Only leading labels, and only the format's own: content keeps its colons.
+    assert strip_labels("Score: 3-1 in the final [2].") == "Score: 3-1 in the final [2]."
+    assert strip_labels("It says Output: yes [1].") == "It says Output: yes [1]."

@@ -146,7 +146,7 @@ class ThinkCiteProblem:
             sentence = self._gen(text + "Output:", cfg.output_tokens, seed)
         shown = [(n, p) for s in step.searches for n, p in enumerate(s.documents, s.first)]
         step.sentence, step.citations, notes = tp.enforce_citations(
-            _one_line(sentence), range(1, first), shown, cfg.max_citations
+            strip_labels(_one_line(sentence)), range(1, first), shown, cfg.max_citations
         )
         step.notes += notes
         return step
@@ -195,6 +195,16 @@ def clean_query(text: str) -> str:
     q = _one_line(text).strip().strip("\"'").strip()
     q = re.sub(r"\[\d+\]", "", q)
     return q[:200].strip()
+
+
+# The action format's own labels, which small models echo at the start of a sentence
+# ("Output:" answered with "Reflexion: Document: The record is ..."): format, not content.
+_LABELS = re.compile(r"^(?:(?:Output|Reflexion|Search|Document(?:\s*\[\d+\])?)\s*:\s*)+", re.I)
+
+
+def strip_labels(sentence: str) -> str:
+    """An output sentence without the action labels a model echoed in front of it."""
+    return _LABELS.sub("", sentence).strip()
 
 
 def _one_line(text: str) -> str:
