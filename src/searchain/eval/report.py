@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +34,7 @@ class RunRecords:
 RunLike = str | Path | RunRecords
 
 
-def load(runs: list[RunLike]) -> list[RunRecords]:
+def load(runs: Sequence[RunLike]) -> list[RunRecords]:
     """Read each run directory once (already loaded runs pass through)."""
     return [
         r if isinstance(r, RunRecords) else RunRecords(Path(r).name, read_results(r)) for r in runs
@@ -68,7 +69,7 @@ class Row:
     metrics: dict[str, Cell]
 
 
-def summarize(runs: list[RunLike], seed: int = 0) -> list[Row]:
+def summarize(runs: Sequence[RunLike], seed: int = 0) -> list[Row]:
     """One row per (run, method). Failed items count as 0 in every metric: a method that
     crashes must not look better than one that answers wrongly."""
     rows = []
@@ -122,7 +123,7 @@ def to_csv(rows: list[Row]) -> str:
     return buf.getvalue()
 
 
-def analyses(runs: list[RunLike]) -> str:
+def analyses(runs: Sequence[RunLike]) -> str:
     """The SearChain paper's analyses of each run, as Markdown: efficiency of every method
     (Table 5: per question LLM calls, input/output tokens, rounds, seconds), the knowledge
     sources of SearChain's checked nodes (Table 2), and, when a run holds both ``searchain``

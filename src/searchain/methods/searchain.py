@@ -156,9 +156,10 @@ class SearChain:
                 break
             self._apply(state, fb)
             parent = fb.node.id
-            prompt = self._fitting_prompt(state, prompt, result.text, fb)
-            if prompt is None:
+            fitting = self._fitting_prompt(state, prompt, result.text, fb)
+            if fitting is None:
                 break
+            prompt = fitting
             offset = len(state.path)
         if cfg.use_ir:
             self._tracing(state)
