@@ -68,7 +68,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from searchain.retrieval._lines import (
     CorpusError,
@@ -411,8 +411,15 @@ class _Ctx:
             return DatasetError(self.path, None, f"record {self.index}: {message}")
         return DatasetError(self.path, self.line, message)
 
+    @overload
+    def text(self, obj: dict[str, Any], *keys: str, required: Literal[True] = ...) -> str: ...
+
+    @overload
+    def text(self, obj: dict[str, Any], *keys: str, required: Literal[False]) -> str | None: ...
+
     def text(self, obj: dict[str, Any], *keys: str, required: bool = True) -> str | None:
-        """The first present key's value as a string (numbers become their text)."""
+        """The first present key's value as a string (numbers become their text); a missing
+        one is an error naming the file and line unless ``required=False`` (then ``None``)."""
         for key in keys:
             value = obj.get(key)
             if value is None:
@@ -665,8 +672,8 @@ def _read_strategyqa(path: Path) -> Iterator[Example]:
         label = _yes_no(raw)
         if raw is not None and label is None:
             raise ctx.fail(f'field "answer" must be a boolean, got {raw!r}')
-        meta = {k: record[k] for k in ("term", "description", "decomposition", "evidence")
-                if k in record}  # fmt: skip
+        meta: dict[str, Any] = {k: record[k] for k in ("term", "description", "decomposition",
+                                                       "evidence") if k in record}  # fmt: skip
         meta["facts"] = ctx.array(record, "facts")
         yield Example(
             id=ctx.text(record, "qid", "id", required=False) or _qid(question),

@@ -23,7 +23,8 @@ def _unfence(text: str) -> str:
 def _strings_from(pos: int, text: str) -> list[str]:
     """Complete JSON strings of a list starting at ``text[pos] == "["``, up to where it breaks
     (a list cut off by the token limit keeps its finished items)."""
-    out, i = [], pos + 1
+    out: list[str] = []
+    i = pos + 1
     while True:
         i = _skip(text, i)
         if i >= len(text) or text[i] == "]":

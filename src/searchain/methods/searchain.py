@@ -343,7 +343,7 @@ class SearChain:
             if c.passage_id == "":
                 c.passage_id = None
                 errors.append(f"citation [{c.mark}] points to a step that has no passage")
-        added = []
+        added: list = []
         if self.config.post_cite:
             text, added = citations.post_cite(text, references)
         trace.final_content = text

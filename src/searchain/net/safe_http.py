@@ -301,7 +301,8 @@ class _Body:
     """Accumulates (and decodes) a body up to the byte cap."""
 
     def __init__(self, encoding: str, cap: int) -> None:
-        self.cap, self.parts, self.size, self.truncated = cap, [], 0, False
+        self.cap, self.size, self.truncated = cap, 0, False
+        self.parts: list[bytes] = []
         self.decoder = None
         if encoding in ("gzip", "x-gzip", "deflate"):
             self.decoder = zlib.decompressobj(zlib.MAX_WBITS | 32)  # auto-detect gzip/zlib

@@ -165,7 +165,7 @@ class HFNLIJudge:
             )
             self.entail_index = entailment_index(self.config.id2label, entail_label)
         self.model.to(device).eval()
-        limit = max_length or getattr(self.tokenizer, "model_max_length", 512)
+        limit = max_length or getattr(self.tokenizer, "model_max_length", None) or 512
         self.max_length = min(int(limit), 512 if limit > 100_000 else int(limit))
         self._memo = _Memo()
 

@@ -9,37 +9,37 @@ from __future__ import annotations
 import codecs
 import gzip
 import json
+import os
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import IO, Any
 
 
 class CorpusError(ValueError):
     """A corpus file is malformed. The message starts with ``<path>:<line>:``."""
 
-    def __init__(self, path: str | Path, line: int | None, message: str) -> None:
+    def __init__(self, path: str | os.PathLike[str], line: int | None, message: str) -> None:
         self.path = str(path)
         self.line = line
         where = f"{self.path}:{line}" if line is not None else self.path
         super().__init__(f"{where}: {message}")
 
 
-def open_binary(path: str | Path) -> IO[bytes]:
+def open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
     """Open a corpus file for reading bytes, transparently decompressing ``.gz``."""
     if str(path).endswith(".gz"):
         return gzip.open(path, "rb")
     return open(path, "rb")
 
 
-def open_text(path: str | Path) -> IO[str]:
+def open_text(path: str | os.PathLike[str]) -> IO[str]:
     """Text-mode twin of :func:`open_binary` (``newline=""`` as the csv module wants)."""
     if str(path).endswith(".gz"):
         return gzip.open(path, "rt", encoding="utf-8", newline="")
     return open(path, encoding="utf-8", newline="")
 
 
-def iter_json_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_json_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, object)`` for each non-blank line of a JSONL file."""
     loads = json.loads
     with open_binary(path) as f:
@@ -64,7 +64,7 @@ def iter_json_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
 _WS = re.compile(r"\s*")
 
 
-def iter_json_array(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_json_array(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, object)`` for each element of a top-level JSON array.
 
     The file is decoded element by element with ``raw_decode`` rather than ``json.load`` so
@@ -114,7 +114,7 @@ def iter_json_array(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise CorpusError(path, line_at(pos), "invalid JSON (Extra data)")
 
 
-def require_str(path: str | Path, line: int, obj: dict[str, Any], field: str) -> str:
+def require_str(path: str | os.PathLike[str], line: int, obj: dict[str, Any], field: str) -> str:
     """Return ``obj[field]`` as a string, or raise a CorpusError naming the field."""
     try:
         value = obj[field]
@@ -125,7 +125,9 @@ def require_str(path: str | Path, line: int, obj: dict[str, Any], field: str) ->
     return value
 
 
-def optional_str(path: str | Path, line: int, obj: dict[str, Any], field: str) -> str | None:
+def optional_str(
+    path: str | os.PathLike[str], line: int, obj: dict[str, Any], field: str
+) -> str | None:
     """Like :func:`require_str`, but a missing or null field gives ``None``."""
     value = obj.get(field)
     if value is None:
@@ -143,6 +145,6 @@ def _kind(value: object) -> str:
     )
 
 
-def _line_of_bytes(path: str | Path, offset: int) -> int:
+def _line_of_bytes(path: str | os.PathLike[str], offset: int) -> int:
     with open_binary(path) as f:
         return f.read(offset).count(b"\n") + 1

@@ -65,7 +65,8 @@ class TreeNode(Generic[S]):
     exhausted: bool = False  # nothing below this node can be expanded any more
 
     def path(self) -> list[TreeNode[S]]:
-        out, node = [], self
+        out: list[TreeNode[S]] = []
+        node: TreeNode[S] | None = self
         while node is not None:
             out.append(node)
             node = node.parent

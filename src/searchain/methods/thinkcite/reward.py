@@ -75,8 +75,9 @@ class ProgressReward:
         parts: dict[str, float | None] = {"r_g": None, "r_a": None}
         total = 0.0
         if self.rg_active and sentences:
-            parts["r_g"] = self.generation_progress(question, sentences)
-            total += self.config.rg_weight * parts["r_g"]
+            r_g = self.generation_progress(question, sentences)
+            parts["r_g"] = r_g
+            total += self.config.rg_weight * r_g
         if self.ra_active and sentences:
             s = citation_scores(
                 parse_cited_sentences(" ".join(sentences)),
