@@ -111,6 +111,10 @@ def test_paired_report_scores_only_items_every_method_finished(tmp_path: Path) -
     assert {r["id"] for r in common.records} == {"0", "1"}
     rows = {r.method: r for r in rep.summarize([common])}
     assert rows["first-word"].items == rows["crash"].items == 2
+    # Same number of items but not the same items: still unpaired.
+    swapped = [r for r in loaded[0].records if not (r["method"] == "first-word" and r["id"] == "0")]
+    swapped = [r for r in swapped if not (r["method"] == "crash" and r["id"] == "1")]
+    assert rep.unpaired(rep.RunRecords("s", swapped)) == {"first-word": 2, "crash": 2}
 
 
 def test_report_cli_warns_on_unpaired_methods_and_pairs_on_request(tmp_path: Path) -> None:
@@ -120,9 +124,9 @@ def test_report_cli_warns_on_unpaired_methods_and_pairs_on_request(tmp_path: Pat
     path.write_text("".join(lines[:-1]))  # item-major order: the last record is item 2's
     result = CliRunner().invoke(app, ["report", str(run_dir)])
     assert result.exit_code == 0, result.output
-    assert "cover different numbers of items" in result.stderr
+    assert "did not all answer the same items" in result.stderr
     assert "| u | first-word | 3 |" in result.stdout
     result = CliRunner().invoke(app, ["report", str(run_dir), "--paired"])
     assert result.exit_code == 0, result.output
-    assert "different numbers" not in result.stderr
+    assert "same items" not in result.stderr
     assert "| u | first-word | 2 |" in result.stdout and "| u | crash | 2 |" in result.stdout

@@ -813,7 +813,7 @@ def report(
     for r in loaded:
         if counts := rep.unpaired(r):
             err.print(
-                f"[yellow]{r.name}: methods cover different numbers of items "
+                f"[yellow]{r.name}: the methods did not all answer the same items "
                 f"({', '.join(f'{m} {n}' for m, n in counts.items())}); --paired compares "
                 "them on the same items[/yellow]"
             )

@@ -52,12 +52,14 @@ def paired(run: RunRecords) -> RunRecords:
 
 
 def unpaired(run: RunRecords) -> dict[str, int]:
-    """Per method, how many records it has, when the methods of a run differ in item count
-    (empty when they all cover the same number of items)."""
-    counts: dict[str, int] = {}
+    """Per method, how many items it has, when the methods of a run did not all answer the
+    same items (empty when they did)."""
+    ids: dict[str, set[str]] = {}
     for r in run.records:
-        counts[r["method"]] = counts.get(r["method"], 0) + 1
-    return counts if len(set(counts.values())) > 1 else {}
+        ids.setdefault(r["method"], set()).add(r["id"])
+    if len({frozenset(v) for v in ids.values()}) <= 1:
+        return {}
+    return {method: len(v) for method, v in ids.items()}
 
 
 @dataclass(slots=True)
