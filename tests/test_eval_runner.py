@@ -212,6 +212,15 @@ def test_resuming_with_another_index_or_package_version_is_reported(tmp_path: Pa
     # Built twice from the same passages: the same fingerprint (the build time is left out).
     assert index_fingerprint(first) == index_fingerprint(again) is not None
     assert index_fingerprint(first) != index_fingerprint(other)
+    # The same corpus file indexed into two directories: the same index wherever it lies.
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(f'{{"id": "{p.id}", "text": "{p.text}"}}\n' for p in docs))
+    a = BM25Index.build(docs, tmp_path / "ia", corpus_path=corpus, show_progress=False)
+    moved = tmp_path / "elsewhere.jsonl"
+    corpus.rename(moved)
+    b = BM25Index.build(docs, tmp_path / "ib", corpus_path=moved, show_progress=False)
+    assert a.metadata["corpus"]["path"] != b.metadata["corpus"]["path"]
+    assert index_fingerprint(a) == index_fingerprint(b)
 
     started = runtime_environment(None, first)
     prepare_run_dir(tmp_path / "run", {"x": 1}, started)

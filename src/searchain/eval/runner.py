@@ -125,7 +125,17 @@ def index_fingerprint(retriever: Any) -> Any:
     meta = getattr(retriever, "metadata", None)
     if not isinstance(meta, dict):
         return None
-    return {k: v for k, v in meta.items() if k != "created"}
+    return _without(meta, {"created", "path"})
+
+
+def _without(value: Any, keys: set[str]) -> Any:
+    """``value`` without ``keys`` at any depth: the build time, and file locations, which
+    differ between machines that hold the same index (hashes and sizes say what it is)."""
+    if isinstance(value, dict):
+        return {k: _without(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [_without(v, keys) for v in value]
+    return value
 
 
 def runtime_environment(llm: Any = None, retriever: Any = None) -> dict[str, Any]:
