@@ -41,12 +41,17 @@ def load(runs: Sequence[RunLike]) -> list[RunRecords]:
     ]
 
 
-def paired(run: RunRecords) -> RunRecords:
-    """Only the items every method of the run has a record for, so a partial run compares
-    its methods on the same questions."""
+def _items_by_method(run: RunRecords) -> dict[str, set[str]]:
     ids: dict[str, set[str]] = {}
     for r in run.records:
         ids.setdefault(r["method"], set()).add(r["id"])
+    return ids
+
+
+def paired(run: RunRecords) -> RunRecords:
+    """Only the items every method of the run has a record for, so a partial run compares
+    its methods on the same questions."""
+    ids = _items_by_method(run)
     common = set.intersection(*ids.values()) if ids else set()
     return RunRecords(run.name, [r for r in run.records if r["id"] in common])
 
@@ -54,9 +59,7 @@ def paired(run: RunRecords) -> RunRecords:
 def unpaired(run: RunRecords) -> dict[str, int]:
     """Per method, how many items it has, when the methods of a run did not all answer the
     same items (empty when they did)."""
-    ids: dict[str, set[str]] = {}
-    for r in run.records:
-        ids.setdefault(r["method"], set()).add(r["id"])
+    ids = _items_by_method(run)
     if len({frozenset(v) for v in ids.values()}) <= 1:
         return {}
     return {method: len(v) for method, v in ids.items()}

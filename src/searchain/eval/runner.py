@@ -144,6 +144,8 @@ def runtime_environment(llm: Any = None, retriever: Any = None) -> dict[str, Any
     versions of the packages that shape the numbers."""
     from importlib import metadata
 
+    from searchain.llm.base import unwrapped
+
     packages = {}
     for name in RECORDED_PACKAGES:
         try:
@@ -151,7 +153,8 @@ def runtime_environment(llm: Any = None, retriever: Any = None) -> dict[str, Any
         except metadata.PackageNotFoundError:
             continue
     env: dict[str, Any] = {"packages": packages, "platform": platform.platform()}
-    inner = getattr(llm, "inner", None) or llm  # under the call cache
+    clients = list(unwrapped(llm))
+    inner = clients[-1] if clients else None  # the real backend, under the call cache
     if inner is not None:
         model: dict[str, Any] = {"name": getattr(inner, "model", None),
                                  "backend": getattr(inner, "backend", None)}  # fmt: skip

@@ -14,7 +14,7 @@ import json
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -173,28 +173,31 @@ class LLM(ABC):
         return f"{type(self).__name__}(model={self.model!r})"
 
 
+def unwrapped(llm: LLM | None) -> Iterator[LLM]:
+    """``llm`` and the clients it wraps (call cache, cancellation: their ``inner``), outermost
+    first, so a capability of the real backend is found through any wrappers."""
+    for _ in range(5):  # wrappers nest a few deep at most; never loop on a cycle
+        if llm is None:
+            return
+        yield llm
+        llm = getattr(llm, "inner", None)
+
+
 def find_tokenizer(llm: LLM | None) -> Callable[[str], list[int]] | None:
     """The model's own tokenizer through any wrappers (cache, cancellation); ``None`` for
     backends that cannot tokenize locally (remote servers) or replay without a model."""
-    for _ in range(5):
-        if llm is None:
-            return None
-        if callable(getattr(type(llm), "tokenize", None)):
-            return llm.tokenize  # type: ignore[attr-defined,no-any-return]
-        llm = getattr(llm, "inner", None)
+    for client in unwrapped(llm):
+        if callable(getattr(type(client), "tokenize", None)):
+            return client.tokenize  # type: ignore[attr-defined,no-any-return]
     return None
 
 
 def context_window(llm: LLM | None) -> int | None:
     """Tokens the model attends to at once (prompt + generation), through any wrappers;
     ``None`` when the backend does not say."""
-    for _ in range(5):
-        if llm is None:
-            return None
-        n = getattr(type(llm), "context_window", None)
-        if isinstance(n, property):
-            return int(n.fget(llm))  # type: ignore[misc]
-        llm = getattr(llm, "inner", None)
+    for client in unwrapped(llm):
+        if isinstance(getattr(type(client), "context_window", None), property):
+            return int(client.context_window)  # type: ignore[attr-defined]
     return None
 
 
