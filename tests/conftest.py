@@ -40,3 +40,35 @@ def hotpot_path(data_dir: Path) -> Path:
 def hotpot(hotpot_path: Path) -> list[dict]:
     with hotpot_path.open() as f:
         return [json.loads(line) for line in f]
+
+
+CHAT_MODEL = "qwen2.5-coder-0.5b"  # the offline instruct model of the tests (test extra)
+
+
+@pytest.fixture(scope="session")
+def chat_model_path() -> Path:
+    """Qwen2.5-Coder-0.5B-Instruct, assembled from its PyPI chunks and sha256-checked. The
+    packages are in the test extra: a missing one fails, never skips."""
+    from searchain.llm.models import model_path
+
+    return model_path(CHAT_MODEL)
+
+
+@pytest.fixture(scope="session")
+def chat_llm(chat_model_path: Path):
+    """The local chat client (the GGUF's own chat template, log-probs from our decode loop);
+    1 thread: steadier than 2 when anything else runs on the machine."""
+    from searchain.llm.local import LocalLLM
+
+    llm = LocalLLM(chat_model_path, n_threads=1, api="auto")
+    assert llm.form == "chat"
+    return llm
+
+
+@pytest.fixture(scope="session")
+def chat_server(chat_model_path: Path):
+    """A real ``llama_cpp.server`` serving the 0.5B instruct model on 127.0.0.1."""
+    from servers import llama_server
+
+    with llama_server(n_ctx=4096, alias=CHAT_MODEL, n_threads=1, model=chat_model_path) as url:
+        yield url

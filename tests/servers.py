@@ -28,15 +28,19 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def llama_server(
-    n_ctx: int = 2048, alias: str = "gemma-3-270m", n_threads: int = 2
+    n_ctx: int = 2048,
+    alias: str = "gemma-3-270m",
+    n_threads: int = 2,
+    model: Path | None = None,
 ) -> Iterator[str]:
-    """Start ``python -m llama_cpp.server`` on 127.0.0.1 with the embedded model; yield the
-    base URL (``http://127.0.0.1:PORT/v1``) and stop it afterwards."""
+    """Start ``python -m llama_cpp.server`` on 127.0.0.1 with the embedded model (or the GGUF
+    ``model``: chat models are served with their own chat template); yield the base URL
+    (``http://127.0.0.1:PORT/v1``) and stop it afterwards."""
     port = free_port()
     log = Path(os.environ.get("TMPDIR", "/tmp")) / f"llama-server-{port}.log"
     cmd = [
         sys.executable, "-m", "llama_cpp.server",
-        "--model", str(default_model_path()),
+        "--model", str(model or default_model_path()),
         "--model_alias", alias,
         "--host", "127.0.0.1",
         "--port", str(port),
@@ -80,9 +84,29 @@ def completion_body(text: str = "ok") -> dict:
     }
 
 
+def chat_body(text: str = "ok") -> dict:
+    """A chat completion as an endpoint that returns no log-probabilities sends it."""
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "fault",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
+    }
+
+
 class FaultServer:
-    """Answers requests by a script: each entry is ``("ok", text)``, ``("status", code)``,
-    ``("status", code, headers)`` or ``("hang", seconds)``; the last entry repeats."""
+    """Answers requests by a script: each entry is ``("ok", text)``, ``("chat", text)`` (a
+    chat completion without log-probs), ``("status", code)``, ``("status", code, headers)``
+    or ``("hang", seconds)``; the last entry repeats."""
 
     def __init__(self, script: list[tuple]) -> None:
         self.script = list(script)
@@ -103,8 +127,9 @@ class FaultServer:
                 if step[0] == "hang":
                     time.sleep(step[1])
                     return
-                if step[0] == "ok":
-                    payload = json.dumps(completion_body(step[1])).encode()
+                if step[0] in ("ok", "chat"):
+                    body = completion_body if step[0] == "ok" else chat_body
+                    payload = json.dumps(body(step[1])).encode()
                     self.send_response(200)
                 else:
                     payload = json.dumps({"error": {"message": f"injected {step[1]}"}}).encode()

@@ -21,10 +21,9 @@ from searchain.llm import CachedLLM, JsonlStore
 from searchain.llm.base import context_window, prompt_fits
 from searchain.llm.local import DEFAULT_MODEL_NAME, LocalLLM
 from searchain.methods.registry import make_embedder
-from searchain.methods.searchain import TASKS, Feedback, SearChain, SearChainConfig, _Run
-from searchain.readers.base import ReaderOutput
+from searchain.methods.searchain import TASKS, SearChain, SearChainConfig
+from searchain.methods.searchain_rounds import CompletionRounds, FeedbackText
 from searchain.readers.llm_reader import LLMReader
-from searchain.readers.similarity import QueryMemory
 from searchain.retrieval import BM25Index, default_index
 from searchain.types import Node, Passage, Trace
 
@@ -53,46 +52,49 @@ def test_prompt_fits_sees_through_wrappers_and_is_unknown_without_a_model() -> N
     assert prompt_fits(replay, long, 32) is None  # no tokenizer here: not checked
 
 
-def _state(question: str) -> tuple[_Run, Feedback]:
-    chain_prompt = prompts.fill(TASKS["multihop"], question=question)
-    state = _Run(question, Trace(question=question, method="searchain"), QueryMemory())
-    state.chain_prompt = chain_prompt
-    state.trace.rounds = 2
-    node = Node("r2.1", "Who directed Jaws?", "George Lucas", "llm", "q")
-    state.path.append(node)
-    reader = ReaderOutput("Steven Spielberg", -0.5, 0.9)
+QUESTION = "Who directed the film in which Roy Scheider played Martin Brody?"
+
+
+def _rounds(llm: LocalLLM) -> tuple[CompletionRounds, Trace, list[Node], FeedbackText]:
+    rounds = CompletionRounds(llm, QUESTION, TASKS["multihop"])
+    trace = Trace(question=QUESTION, method="searchain", rounds=2)
+    path = [Node("r2.1", "Who directed Jaws?", "George Lucas", "llm", "q")]
     passage = Passage(id="p1", text="Jaws is a 1975 film directed by Steven Spielberg.")
-    return state, Feedback(node, "verify", reader, passage)
+    fb = FeedbackText("verify", path[0].query, "Steven Spielberg", passage.render())
+    return rounds, trace, path, fb
+
+
+def _first_prompt() -> str:
+    return prompts.fill(TASKS["multihop"], question=QUESTION)
 
 
 def test_earlier_rounds_are_dropped_when_the_grown_prompt_does_not_fit() -> None:
-    question = "Who directed the film in which Roy Scheider played Martin Brody?"
-    state, fb = _state(question)
     generated = "[Query 1]: Who directed Jaws?\n[Answer 1]: George Lucas\n"
-    window = 256 * math.ceil((len(LocalLLM().tokenize(state.chain_prompt)) + 512) / 256)
+    window = 256 * math.ceil((len(LocalLLM().tokenize(_first_prompt())) + 512) / 256)
     llm = _llm_with_context(window)
-    method = SearChain(llm, None, None, SearChainConfig(use_ir=False, max_tokens=256))
+    rounds, trace, path, fb = _rounds(llm)
     # Two earlier rounds' worth of text make the grown prompt too long; without them it fits.
-    grown_base = state.chain_prompt + ("[Query 1]: filler question\n" * 80)
-    assert prompt_fits(llm, grown_base, 256) is False
-    prompt = method._fitting_prompt(state, grown_base, generated, fb)
-    assert prompt is not None and prompt.startswith(state.chain_prompt)
+    rounds.prompt = rounds.chain_prompt + ("[Query 1]: filler question\n" * 80)
+    assert prompt_fits(llm, rounds.prompt, 256) is False
+    assert rounds.advance(trace, path, generated, fb, 256)
+    prompt = rounds.prompt
+    assert prompt.startswith(rounds.chain_prompt)
     assert "filler question" not in prompt  # the earlier rounds are gone
     assert "Steven Spielberg" in prompt and prompt.endswith("[Query 2]:")  # the feedback stays
-    assert prompt_fits(llm, prompt, 256) is True
-    assert state.trace.meta["compacted_rounds"] == [3] and not state.trace.errors
+    assert prompt_fits(llm, prompt, 256) is True and rounds.cue == "[Query 2]:"
+    assert trace.meta["compacted_rounds"] == [3] and not trace.errors
     # A prompt that fits is left as the paper builds it: every earlier round kept.
-    short = state.chain_prompt + "[Query 1]: filler question\n"
-    assert "filler question" in method._fitting_prompt(state, short, generated, fb)
+    rounds.prompt = rounds.chain_prompt + "[Query 1]: filler question\n"
+    assert rounds.advance(trace, path, generated, fb, 256)
+    assert "filler question" in rounds.prompt
 
 
 def test_when_nothing_fits_the_rounds_stop_with_a_recorded_reason() -> None:
-    state, fb = _state("Who directed the film in which Roy Scheider played Martin Brody?")
-    llm = _llm_with_context(256 * math.ceil(len(LocalLLM().tokenize(state.chain_prompt)) / 256))
-    method = SearChain(llm, None, None, SearChainConfig(use_ir=False, max_tokens=256))
-    assert method._fitting_prompt(state, state.chain_prompt, "", fb) is None
-    assert state.trace.meta["stopped"] == "context window"
-    assert "round 3 not run" in state.trace.errors[0]
+    llm = _llm_with_context(256 * math.ceil(len(LocalLLM().tokenize(_first_prompt())) / 256))
+    rounds, trace, path, fb = _rounds(llm)
+    assert rounds.advance(trace, path, "", fb, 256) is False
+    assert trace.meta["stopped"] == "context window"
+    assert "round 3 not run" in trace.errors[0]
 
 
 @pytest.mark.slow

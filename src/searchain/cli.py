@@ -20,6 +20,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
+from searchain.llm.models import API_HELP, MODEL_HELP, MODEL_PATH_HELP
 from searchain.types import Passage, Trace
 
 app = typer.Typer(
@@ -306,7 +307,7 @@ def ask(
             "[bold]openai[/] (any OpenAI-compatible endpoint).",
         ),
     ] = "local",
-    model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
+    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
     base_url: Annotated[
         str | None,
         typer.Option(
@@ -315,10 +316,8 @@ def ask(
             "(default: $OPENAI_BASE_URL)."
         ),
     ] = None,
-    api: Annotated[str, typer.Option(help="completions (base models) or chat.")] = "completions",
-    model_path: Annotated[
-        Path | None, typer.Option(help="Another GGUF file for --llm local.")
-    ] = None,
+    api: Annotated[str, typer.Option(help=API_HELP)] = "auto",
+    model_path: Annotated[Path | None, typer.Option(help=MODEL_PATH_HELP)] = None,
     k: Annotated[
         int | None,
         typer.Option(
@@ -394,6 +393,7 @@ def ask(
 ) -> None:
     """Answer a question with [n] citations to the passages that support it."""
     from searchain.llm import LLMError, make_llm
+    from searchain.methods.base import traced
     from searchain.methods.registry import build_method
 
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING)
@@ -448,7 +448,7 @@ def ask(
         _fail(str(e))
     try:
         with err.status("Thinking...") if not json_out else _null():
-            trace = _with_reports(runner.run, retriever)(q)  # type: ignore[operator]
+            trace = _with_reports(traced(runner, client), retriever)(q)  # type: ignore[operator]
     except (LLMError, RuntimeError) as e:  # RetrievalError from a remote index is one
         _fail(str(e))
     if json_out:
@@ -516,9 +516,10 @@ def eval_(
     retriever: RetrieverOpt = "bm25",
     dense_index: DenseIndexOpt = None,
     llm: Annotated[str, typer.Option("--llm", help="local or openai.")] = "local",
-    model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
+    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
     base_url: Annotated[str | None, typer.Option(help="Endpoint for --llm openai.")] = None,
-    api: Annotated[str, typer.Option(help="completions or chat.")] = "completions",
+    api: Annotated[str, typer.Option(help=API_HELP)] = "auto",
+    model_path: Annotated[Path | None, typer.Option(help=MODEL_PATH_HELP)] = None,
     cache: Annotated[bool, typer.Option(help="Use the on-disk LLM call cache.")] = True,
     k: Annotated[
         int | None,
@@ -581,6 +582,7 @@ def eval_(
         runtime_environment,
     )
     from searchain.llm import LLMError, make_llm
+    from searchain.methods.base import traced
     from searchain.methods.registry import build_method
 
     try:
@@ -604,13 +606,15 @@ def eval_(
         "llm": llm,
         "model": model,
         "base_url": base_url,
-        "api": api,
+        "api": api,  # replaced by the form it resolved to, below
         "retriever": retriever,
         "index": str(index) if index else None,
         "dense_index": str(dense_index) if dense_index else None,
     }
     if k is not None:  # only when set, so earlier run directories keep their config hash
         config["k"] = k
+    if model_path is not None:
+        config["model_path"] = str(model_path)
     for key, value in (("nli", nli), ("reference", reference)):
         if value is not None:
             config[key] = value
@@ -631,7 +635,11 @@ def eval_(
         _fail("--executor ray does not support --retriever llm-url yet; use --executor local")
     r = None if _is_llm_url(retriever) else _open_retriever(retriever, index, dense_index)
     try:
-        client = make_llm(llm, model=model, base_url=base_url, api=api, cache=cache)
+        client = make_llm(llm, model=model, base_url=base_url, api=api, cache=cache,
+                          model_path=str(model_path) if model_path else None)  # fmt: skip
+        # The form the prompts took, not the flag: `auto` on a base model ran completions,
+        # like the runs made before `auto` existed (their config hash stays valid).
+        config["api"] = "chat" if client.form == "chat" else "completions"
         if r is None:  # LLM-URL asks the same LLM for URLs; keep page texts for doc recall
             import dataclasses
 
@@ -646,7 +654,7 @@ def eval_(
                     **method_options[n]} for n in names}  # fmt: skip
         built = {n: build_method(n, client, r, k=k, **opts[n]) for n in names}  # type: ignore[arg-type]
         judge = _eval_judge(nli, client)
-        runners = {n: _with_reports(m.run, retriever) for n, m in built.items()}
+        runners = {n: _with_reports(traced(m, client), retriever) for n, m in built.items()}
     except (LLMError, ValueError, ImportError) as e:
         _fail(str(e))
     from searchain.eval.methods import describe
@@ -695,7 +703,8 @@ def eval_(
             from searchain.eval.ray_executor import run_ray
 
             spec = MethodsSpec(
-                tuple(names), llm=llm, model=model, base_url=base_url, api=api, cache=cache,
+                tuple(names), llm=llm, model=model, base_url=base_url, api=config["api"],
+                cache=cache, model_path=str(model_path) if model_path else None,
                 retriever=retriever, index=str(index) if index else None,
                 dense_index=str(dense_index) if dense_index else None, k=k,
                 options=opts,

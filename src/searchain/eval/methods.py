@@ -23,6 +23,7 @@ class MethodsSpec:
     base_url: str | None = None
     api: str = "completions"
     cache: bool = True
+    model_path: str | None = None
     retriever: str = "bm25"
     index: str | None = None
     dense_index: str | None = None
@@ -35,7 +36,9 @@ class MethodsSpec:
         return json.dumps(dataclasses.asdict(self), sort_keys=True)
 
     def build(self) -> dict[str, Runner]:
-        return {name: m.run for name, m in self.build_methods().items()}
+        from searchain.methods.base import traced
+
+        return {name: traced(m) for name, m in self.build_methods().items()}
 
     def build_methods(self) -> dict[str, Any]:
         from searchain.llm import make_llm
@@ -48,6 +51,7 @@ class MethodsSpec:
             base_url=self.base_url,
             api=self.api,
             cache=self.cache,
+            model_path=self.model_path,
             n_threads=self.threads,
         )
         retriever = open_retriever(self.retriever, index=self.index, dense_index=self.dense_index)

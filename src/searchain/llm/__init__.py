@@ -11,8 +11,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-from searchain.llm.base import LLM, ContinuationScore, GenerationParams, LLMError, Message
+from searchain.llm.base import (
+    LLM,
+    ContinuationScore,
+    GenerationParams,
+    LLMError,
+    Message,
+    prompt_form,
+)
 from searchain.llm.cache import CachedLLM, JsonlStore, ReplayMiss, SqliteStore
+from searchain.llm.calls import record_calls
 from searchain.llm.retry import RetryPolicy
 from searchain.paths import cache_root
 
@@ -29,6 +37,8 @@ __all__ = [
     "SqliteStore",
     "cache_dir",
     "make_llm",
+    "prompt_form",
+    "record_calls",
 ]
 
 
@@ -43,7 +53,7 @@ def make_llm(
     model: str | None = None,
     base_url: str | None = None,
     api_key: str | None = None,
-    api: str = "completions",
+    api: str = "auto",
     timeout: float = 120.0,
     retries: int = 4,
     model_path: str | None = None,
@@ -53,13 +63,21 @@ def make_llm(
     **defaults: Any,
 ) -> LLM:
     """Build a backend. ``cache=True`` uses ``<cache_dir>/llm-calls.sqlite``; a path picks
-    another file; ``False`` disables it. Extra keywords become default ``GenerationParams``."""
+    another file; ``False`` disables it. Extra keywords become default ``GenerationParams``.
+
+    ``api``: ``auto`` (chat form for remote endpoints and for local GGUFs that carry a chat
+    template and are not base models), ``chat`` or ``completions``. For ``kind="local"``,
+    ``model`` names an offline model (``llm.models.MODEL_NAMES``) and ``model_path`` any GGUF."""
     params = GenerationParams().replace(**defaults) if defaults else None
     inner: LLM
     if kind == "local":
         from searchain.llm.local import LocalLLM
+        from searchain.llm.models import DEFAULT_MODEL
+        from searchain.llm.models import model_path as named_model_path
 
-        inner = LocalLLM(model_path, n_ctx=n_ctx, n_threads=n_threads, defaults=params)
+        if model_path is None and model not in (None, DEFAULT_MODEL):
+            model_path = str(named_model_path(model))  # type: ignore[arg-type]
+        inner = LocalLLM(model_path, n_ctx=n_ctx, n_threads=n_threads, api=api, defaults=params)
     elif kind == "openai":
         from searchain.llm.openai_backend import OpenAILLM
 

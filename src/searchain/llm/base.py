@@ -1,8 +1,15 @@
 """The one LLM interface every method uses.
 
-A backend implements three primitives on plain completion prompts — ``_complete``,
-``_chat`` and ``_score`` — and this base class adds what every backend needs the same way:
-usage accounting (per call and cumulative), parameter defaults and async wrappers.
+A backend implements the primitives ``_complete`` (a completion prompt), ``_chat`` (chat
+messages) and ``_score`` / ``_score_chat`` (log-probabilities of a given continuation), and
+this base class adds what every backend needs the same way: usage accounting (per call and
+cumulative), parameter defaults, async wrappers and the per-question call log
+(``llm/calls.py``).
+
+``form`` says which prompt form methods send a client: ``"completion"`` (base models: one
+text to continue, the prompts' ``NAME.txt``) or ``"chat"`` (instruct models: messages, the
+prompts' ``NAME.chat.txt``). Both are first-class; a backend decides from ``--api`` and, with
+``auto``, from the model (a local GGUF that carries a chat template, a remote endpoint).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from searchain.llm.calls import log_call, outermost_call
 from searchain.types import CompletionResult, Usage
 
 
@@ -78,6 +86,8 @@ class ContinuationScore:
 
 
 Message = dict[str, str]
+FORMS = ("completion", "chat")
+API_CHOICES = ("auto", "chat", "completions")
 
 
 def request_key(backend: str, model: str, kind: str, payload: Any, params: dict[str, Any]) -> str:
@@ -94,6 +104,7 @@ class LLM(ABC):
     """Base of all backends. Thread-safe usage counters; sync and async entry points."""
 
     backend: str = "abstract"
+    form: str = "completion"  # the prompt form methods use with this client (see module doc)
 
     def __init__(self, model: str, defaults: GenerationParams | None = None) -> None:
         self.model = model
@@ -112,6 +123,11 @@ class LLM(ABC):
     def _score(self, prompt: str, continuation: str) -> ContinuationScore:
         raise LLMError(f"{self.backend} backend cannot score a given continuation")
 
+    def _score_chat(self, messages: list[Message], continuation: str) -> ContinuationScore:
+        raise LLMError(
+            f"{self.backend} backend cannot score a given assistant reply to chat messages"
+        )
+
     # -- public API -----------------------------------------------------------------------
     def params(self, params: GenerationParams | None = None, **overrides: Any) -> GenerationParams:
         p = params or self.defaults
@@ -121,17 +137,27 @@ class LLM(ABC):
         self, prompt: str, params: GenerationParams | None = None, **overrides: Any
     ) -> CompletionResult:
         p = self.params(params, **overrides)
-        return self._timed(lambda: self._complete(prompt, p))
+        return self._timed(lambda: self._complete(prompt, p), "completion", prompt)
 
     def chat(
         self, messages: list[Message], params: GenerationParams | None = None, **overrides: Any
     ) -> CompletionResult:
         p = self.params(params, **overrides)
-        return self._timed(lambda: self._chat(messages, p))
+        return self._timed(lambda: self._chat(messages, p), "chat", messages)
 
     def score(self, prompt: str, continuation: str) -> ContinuationScore:
         t0 = time.perf_counter()
         result = self._score(prompt, continuation)
+        if not result.usage.llm_calls and not result.usage.cached_calls:
+            result.usage.llm_calls = 1
+            result.usage.llm_seconds = time.perf_counter() - t0
+        self._record(result.usage)
+        return result
+
+    def score_chat(self, messages: list[Message], continuation: str) -> ContinuationScore:
+        """Log-probabilities of ``continuation`` as the assistant's reply to ``messages``."""
+        t0 = time.perf_counter()
+        result = self._score_chat(messages, continuation)
         if not result.usage.llm_calls and not result.usage.cached_calls:
             result.usage.llm_calls = 1
             result.usage.llm_seconds = time.perf_counter() - t0
@@ -155,9 +181,12 @@ class LLM(ABC):
         """Release connections or model memory; the default holds nothing."""
 
     # -- helpers --------------------------------------------------------------------------
-    def _timed(self, call: Any) -> CompletionResult:
+    def _timed(self, call: Any, kind: str = "completion", payload: Any = "") -> CompletionResult:
         t0 = time.perf_counter()
-        result: CompletionResult = call()
+        with outermost_call() as outermost:
+            result: CompletionResult = call()
+        if outermost:  # wrappers (cache, cancellation) call inner clients: log once
+            log_call(kind, payload, result, self.form)
         if not result.cached and result.usage.llm_calls == 0:
             # Backends report tokens; the base class owns the call count and the clock.
             result.usage.llm_calls = 1
@@ -181,6 +210,11 @@ def unwrapped(llm: LLM | None) -> Iterator[LLM]:
             return
         yield llm
         llm = getattr(llm, "inner", None)
+
+
+def prompt_form(llm: LLM | None) -> str:
+    """The prompt form (``"completion"`` or ``"chat"``) methods should use with ``llm``."""
+    return getattr(llm, "form", "completion") if llm is not None else "completion"
 
 
 def find_tokenizer(llm: LLM | None) -> Callable[[str], list[int]] | None:
@@ -208,6 +242,17 @@ def prompt_fits(llm: LLM | None, prompt: str, max_tokens: int) -> bool | None:
     if tokenize is None or window is None:
         return None
     return len(tokenize(prompt)) + max_tokens <= window
+
+
+def chat_fits(llm: LLM | None, messages: list[Message], max_tokens: int) -> bool | None:
+    """``prompt_fits`` for chat messages: rendered with the model's own chat template when the
+    backend can (a local GGUF); ``None`` when that cannot be known here."""
+    window = context_window(llm)
+    for client in unwrapped(llm):
+        if window is not None and callable(getattr(type(client), "chat_tokens", None)):
+            n = len(client.chat_tokens(messages))  # type: ignore[attr-defined]
+            return n + max_tokens <= window
+    return None
 
 
 def render_transcript(messages: list[Message]) -> str:

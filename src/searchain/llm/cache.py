@@ -113,6 +113,7 @@ class CachedLLM(LLM):
         *,
         backend: str | None = None,
         model: str | None = None,
+        form: str | None = None,
     ) -> None:
         if inner is None and (backend is None or model is None):
             raise ValueError("a replay-only CachedLLM needs the recorded backend and model")
@@ -120,6 +121,7 @@ class CachedLLM(LLM):
         self.inner = inner
         self.store = store
         self.backend = backend or inner.backend  # type: ignore[union-attr]
+        self.form = form or (inner.form if inner is not None else "completion")
         # Two servers may serve different weights under one model name: key on the endpoint.
         self.identity = getattr(inner, "cache_identity", self.model)
 
@@ -176,14 +178,28 @@ class CachedLLM(LLM):
         )
 
     def _score(self, prompt: str, continuation: str) -> ContinuationScore:
-        key = self._key("score", [prompt, continuation], {})
-        hit = self._lookup(key, f"score {continuation[:60]!r}")
+        return self._cached_score(
+            "score",
+            [prompt, continuation],
+            lambda: self.inner.score(prompt, continuation),  # type: ignore[union-attr]
+        )
+
+    def _score_chat(self, messages: list[Message], continuation: str) -> ContinuationScore:
+        return self._cached_score(
+            "score_chat",
+            [messages, continuation],
+            lambda: self.inner.score_chat(messages, continuation),  # type: ignore[union-attr]
+        )
+
+    def _cached_score(self, kind: str, payload: list[Any], run: Any) -> ContinuationScore:
+        key = self._key(kind, payload, {})
+        hit = self._lookup(key, f"{kind} {str(payload[-1])[:60]!r}")
         if hit is not None:
             s = ContinuationScore.from_dict(hit)
             s.usage = Usage(cached_calls=1)
             return s
-        s = self.inner.score(prompt, continuation)  # type: ignore[union-attr]
-        self.store.put(key, {"kind": "score", "payload": [prompt, continuation]}, s.to_dict())
+        s: ContinuationScore = run()
+        self.store.put(key, {"kind": kind, "payload": payload}, s.to_dict())
         return s
 
     async def acomplete(

@@ -11,6 +11,11 @@ Why our own decode loop instead of ``Llama.create_completion``:
 
 The KV cache is reused across calls for the longest shared token prefix, so few-shot
 prompts that repeat are only evaluated once.
+
+Chat messages are rendered with the GGUF's own chat template (the Jinja template llama.cpp
+reads from the file's metadata, as ``llama_cpp.server`` does) and then decoded by the same
+loop, so chat calls get log-probabilities and prefix reuse too. ``api="auto"`` uses the chat
+form for a GGUF that carries a chat template and is not marked a base model.
 """
 
 from __future__ import annotations
@@ -24,7 +29,16 @@ from typing import Any
 
 import numpy as np
 
-from searchain.llm.base import LLM, ContinuationScore, GenerationParams, LLMError
+from searchain.llm.base import (
+    API_CHOICES,
+    LLM,
+    ContinuationScore,
+    GenerationParams,
+    LLMError,
+    Message,
+    render_transcript,
+)
+from searchain.llm.kv_states import PrefixStates
 from searchain.types import Completion, CompletionResult, Usage
 
 DEFAULT_MODEL_NAME = "gemma-3-270m-q4_k_m"
@@ -96,8 +110,11 @@ class LocalLLM(LLM):
         n_ctx: int = 4096,
         n_threads: int | None = None,
         n_batch: int = 512,
+        api: str = "auto",
         defaults: GenerationParams | None = None,
     ) -> None:
+        if api not in API_CHOICES:
+            raise ValueError(f"api must be one of {', '.join(API_CHOICES)}, not {api!r}")
         path = Path(model_path) if model_path else default_model_path()
         if not path.exists():
             raise LLMError(f"model file not found: {path}")
@@ -110,6 +127,25 @@ class LocalLLM(LLM):
         self._lock = _lock_for(self._llama)
         self._n_vocab = self._llama.n_vocab()
         self._vocab = self._llama._model.vocab
+        self.chat_template: str | None = self._llama.metadata.get("tokenizer.chat_template")
+        self._formatter: Any = None
+        if api == "chat" and not self.chat_template:
+            raise LLMError(f"{path.name} carries no chat template: use --api completions")
+        if api == "auto":
+            self.form = "chat" if self.chat_template and not self._is_base_model() else "completion"
+        else:
+            self.form = "chat" if api == "chat" else "completion"
+
+    def _is_base_model(self) -> bool:
+        """GGUFs of base models may still carry their family's chat template (it was written
+        for the instruct sibling); the model's own name or fine-tune tag says which it is."""
+        meta = self._llama.metadata
+        text = " ".join(
+            str(meta.get(k, "")) for k in ("general.name", "general.finetune", "general.basename")
+        ).lower()
+        if any(w in text for w in ("instruct", "chat", "-it", " it ")):
+            return False
+        return meta.get("general.finetune", "").lower() in ("", "base", "pt")
 
     @property
     def context_window(self) -> int:
@@ -167,16 +203,16 @@ class LocalLLM(LLM):
         itself decoded as a prompt (on the ``ALIGN`` grid); return the next-token logits
         (or, with ``rows_from``, the logits of positions ``rows_from..``)."""
         ll = self._llama
-        common = 0
-        for a, b in zip(
-            ll.input_ids[: getattr(ll, "_searchain_prompt_len", 0)], tokens, strict=False
-        ):
-            if a != b:
-                break
-            common += 1
         limit = len(tokens) - 1 if rows_from is None else rows_from
-        common = min(common, limit)
-        common -= common % ALIGN
+        common = self._cached_prefix(tokens, limit)
+        key, shared = self.prefix_states.best(tokens)
+        shared = min(shared, limit)
+        shared -= shared % ALIGN
+        # A snapshot pays when it spares more than a batch of decoding (its copy is ~ms).
+        if key is not None and shared > common + ALIGN and self.prefix_states.restore(ll, key):
+            ll._searchain_prompt_len = len(key)
+            self.prefix_states.stats.reused_tokens += shared - common
+            common = self._cached_prefix(tokens, limit)
         if not ll._ctx.kv_cache_seq_rm(-1, common, -1):
             ll._ctx.kv_cache_seq_rm(-1, 0, -1)
             common = 0
@@ -185,7 +221,29 @@ class LocalLLM(LLM):
         # Only the prompt part of the cache is on the ALIGN grid; generated tokens are not.
         # Stored on the shared model object: every LocalLLM over it sees the same cache.
         ll._searchain_prompt_len = len(tokens)
+        if rows_from is None:  # a generation prompt: later prompts may extend it
+            self.prefix_states.save(ll, tokens)
         return out
+
+    def _cached_prefix(self, tokens: list[int], limit: int) -> int:
+        """Tokens of ``tokens`` the live cache holds as a prompt prefix, on the ALIGN grid."""
+        ll, common = self._llama, 0
+        for a, b in zip(
+            ll.input_ids[: getattr(ll, "_searchain_prompt_len", 0)], tokens, strict=False
+        ):
+            if a != b:
+                break
+            common += 1
+        common = min(common, limit)
+        return common - common % ALIGN
+
+    @property
+    def prefix_states(self) -> PrefixStates:
+        """KV snapshots of long prompts, shared by every LocalLLM over the same model."""
+        ll = self._llama
+        if not hasattr(ll, "_searchain_states"):
+            ll._searchain_states = PrefixStates()
+        return ll._searchain_states  # type: ignore[no-any-return]
 
     # -- generation ---------------------------------------------------------------------
     def _sample_one(
@@ -230,8 +288,40 @@ class LocalLLM(LLM):
             c.tokens, c.token_logprobs = tokens, logprobs
         return c, n_generated
 
+    # -- chat ---------------------------------------------------------------------------
+    def chat_prompt(self, messages: list[Message]) -> str:
+        """``messages`` rendered by the GGUF's chat template, ready for the reply."""
+        if not self.chat_template:
+            return render_transcript(messages)
+        if self._formatter is None:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            ll, model = self._llama, self._llama._model
+            eos, bos = ll.token_eos(), ll.token_bos()
+            self._formatter = Jinja2ChatFormatter(
+                template=self.chat_template,
+                eos_token=model.token_get_text(eos) if eos != -1 else "",
+                bos_token=model.token_get_text(bos) if bos != -1 else "",
+            )
+        return str(self._formatter(messages=messages).prompt)
+
+    def chat_tokens(self, messages: list[Message]) -> list[int]:
+        if not self.chat_template:
+            return self.tokenize(render_transcript(messages))
+        # The template writes the special tokens (<|im_start|>, <bos>, ...) itself.
+        text = self.chat_prompt(messages).encode("utf-8")
+        return self._llama.tokenize(text, add_bos=False, special=True)
+
+    def _chat(self, messages: list[Message], params: GenerationParams) -> CompletionResult:
+        return self._generate(self.chat_tokens(messages), params)
+
+    def _score_chat(self, messages: list[Message], continuation: str) -> ContinuationScore:
+        return self._score_tokens(self.chat_tokens(messages), continuation)
+
     def _complete(self, prompt: str, params: GenerationParams) -> CompletionResult:
-        prompt_tokens = self.tokenize(prompt)
+        return self._generate(self.tokenize(prompt), params)
+
+    def _generate(self, prompt_tokens: list[int], params: GenerationParams) -> CompletionResult:
         if len(prompt_tokens) >= self._llama.n_ctx():
             raise LLMError(
                 f"prompt has {len(prompt_tokens)} tokens; the context holds {self._llama.n_ctx()}"
@@ -248,7 +338,9 @@ class LocalLLM(LLM):
         return CompletionResult(completions, usage)
 
     def _score(self, prompt: str, continuation: str) -> ContinuationScore:
-        p_tok = self.tokenize(prompt)
+        return self._score_tokens(self.tokenize(prompt), continuation)
+
+    def _score_tokens(self, p_tok: list[int], continuation: str) -> ContinuationScore:
         c_tok = self.tokenize(continuation, bos=False)
         if not c_tok:
             return ContinuationScore([], [], Usage(prompt_tokens=len(p_tok)))

@@ -11,14 +11,27 @@ from typing import Any
 
 import openai
 
-from searchain.llm.base import LLM, ContinuationScore, GenerationParams, LLMError, Message
+from searchain.llm.base import (
+    API_CHOICES,
+    LLM,
+    ContinuationScore,
+    GenerationParams,
+    LLMError,
+    Message,
+)
+from searchain.llm.calls import log_call
 from searchain.llm.retry import RetryPolicy, acall_with_retry, call_with_retry
 from searchain.types import Completion, CompletionResult, Usage
 
 
 class OpenAILLM(LLM):
-    """``api="completions"`` sends prompts as-is (base models); ``api="chat"`` wraps a prompt
-    in one user message, for chat-only models."""
+    """``api="chat"`` (and ``"auto"``: today's endpoints serve chat models) makes methods send
+    chat messages (``form == "chat"``); ``api="completions"`` sends completion prompts as-is,
+    for base models. A completion prompt sent to a chat client is wrapped in one user message.
+
+    Log-probabilities are asked for with ``top_logprobs`` too: ``llama_cpp.server`` returns
+    chat log-probs only then. A backend that still returns none leaves ``token_logprobs``
+    ``None`` and the caller (the LLM reader) says so; nothing invents a number."""
 
     backend = "openai"
 
@@ -34,9 +47,10 @@ class OpenAILLM(LLM):
         defaults: GenerationParams | None = None,
     ) -> None:
         super().__init__(model, defaults)
-        if api not in ("completions", "chat"):
-            raise ValueError(f"api must be 'completions' or 'chat', not {api!r}")
-        self.api = api
+        if api not in API_CHOICES:
+            raise ValueError(f"api must be one of {', '.join(API_CHOICES)}, not {api!r}")
+        self.api = "completions" if api == "completions" else "chat"
+        self.form = "chat" if self.api == "chat" else "completion"
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
         # Local servers ignore the key, but the SDK insists on one being set.
         key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
@@ -79,6 +93,7 @@ class OpenAILLM(LLM):
         kw["messages"] = messages
         if p.logprobs:
             kw["logprobs"] = True
+            kw["top_logprobs"] = 1  # llama_cpp.server returns none without it
         return kw
 
     # -- response parsing -----------------------------------------------------------------
@@ -165,7 +180,7 @@ class OpenAILLM(LLM):
             return await self.achat([{"role": "user", "content": prompt}], p)
         kw = self._completion_kwargs(prompt, p)
         return await self._atimed(
-            lambda: self._aclient.completions.create(**kw), self._parse_completion
+            lambda: self._aclient.completions.create(**kw), self._parse_completion, prompt
         )
 
     async def achat(
@@ -173,15 +188,16 @@ class OpenAILLM(LLM):
     ) -> CompletionResult:
         kw = self._chat_kwargs(messages, self.params(params, **overrides))
         return await self._atimed(
-            lambda: self._aclient.chat.completions.create(**kw), self._parse_chat
+            lambda: self._aclient.chat.completions.create(**kw), self._parse_chat, messages
         )
 
-    async def _atimed(self, call: Any, parse: Any) -> CompletionResult:
+    async def _atimed(self, call: Any, parse: Any, payload: Any) -> CompletionResult:
         import time
 
         t0 = time.perf_counter()
         resp = await acall_with_retry(call, self.retry, self._what())
         result: CompletionResult = parse(resp)
+        log_call("chat" if isinstance(payload, list) else "completion", payload, result, self.form)
         result.usage.llm_calls = 1
         result.usage.llm_seconds = time.perf_counter() - t0
         self._record(result.usage)

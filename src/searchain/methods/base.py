@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
+from searchain.llm import LLM, prompt_form, record_calls
+from searchain.llm.prompting import call_template, is_chat
 from searchain.types import Trace
+
+__all__ = ["Method", "arun", "call_template", "is_chat", "run_traced", "traced"]
 
 
 @runtime_checkable
@@ -19,5 +25,24 @@ async def arun(method: Method, question: str) -> Trace:
     """Run a method off the event loop (methods may define their own ``arun``)."""
     native = getattr(method, "arun", None)
     if native is not None:
-        return await native(question)
-    return await asyncio.to_thread(method.run, question)
+        with record_calls() as calls:
+            trace: Trace = await native(question)
+        trace.meta["llm_calls"] = calls
+        return trace
+    return await asyncio.to_thread(run_traced, method, question)
+
+
+def run_traced(method: Method, question: str, llm: LLM | None = None) -> Trace:
+    """``method.run(question)`` with what the model wrote kept in the trace: every LLM call's
+    raw output (``meta.llm_calls``, see ``llm/calls.py``) and the prompt form used."""
+    with record_calls() as calls:
+        trace = method.run(question)
+    trace.meta["llm_calls"] = calls
+    if llm is not None:
+        trace.meta.setdefault("prompt_form", prompt_form(llm))
+    return trace
+
+
+def traced(method: Method, llm: LLM | None = None) -> Callable[[str], Trace]:
+    """``method.run`` as ``run_traced`` does it (what the CLI, evaluation and service call)."""
+    return functools.partial(run_traced, method, llm=llm)

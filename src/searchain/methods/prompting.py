@@ -1,8 +1,9 @@
 """The no-retrieval baselines: direct prompting and chain-of-thought (one LLM call each).
 
-Both are few-shot completion prompts (``prompts/baselines/direct.txt``, ``cot.txt``) with
-Self-Ask's hand-written demos, as in Press et al.'s comparison. The model's output stops at
-the end of the answer line; a base model that rambles on is cut there.
+Both are few-shot prompts (``prompts/baselines/direct.txt``, ``cot.txt``, and their chat
+forms ``*.chat.txt``) with Self-Ask's hand-written demos, as in Press et al.'s comparison. A
+base model's output stops at the end of the answer line; a chat model's reply is one turn,
+and its short answer is read out of its habits (markdown, "The answer is ...").
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ from __future__ import annotations
 import time
 
 from searchain import prompts
+from searchain.answers import short_answer
 from searchain.events import emit
 from searchain.llm import LLM
+from searchain.methods.base import call_template, is_chat
 from searchain.methods.baseline_util import clean, final_answer
 from searchain.types import Node, Trace
 
@@ -29,12 +32,17 @@ class PromptOnly:
         t0 = time.perf_counter()
         emit("start", method=self.name, question=question)
         trace = Trace(question=question, method=self.name, rounds=1)
-        prompt = prompts.fill(self.template, question=question)
         emit("llm", purpose="answer")
-        result = self.llm.complete(prompt, max_tokens=self.max_tokens, stop=STOP)
+        chat = is_chat(self.llm)
+        result = call_template(
+            self.llm, self.template, max_tokens=self.max_tokens, stop=STOP, chat_stop=(),
+            question=question,
+        )  # fmt: skip
         trace.usage.add(result.usage)
         text = result.text.strip()
         found = final_answer(text)
+        if found is None and chat:
+            found = short_answer(text) if text else None
         if found is None and self.name == "cot":
             trace.errors.append('no "So the final answer is:" in the output; answer = all of it')
         if result.completions and result.completions[0].finish_reason == "length":

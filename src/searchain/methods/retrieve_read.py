@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 import time
 
-from searchain import citations, prompts
+from searchain import citations
+from searchain.answers import short_answer
 from searchain.llm import LLM
+from searchain.methods.base import call_template, is_chat
 from searchain.retrieval.base import Retriever
 from searchain.types import Node, Trace
 
@@ -50,17 +52,18 @@ class RetrieveRead:
         t0 = time.perf_counter()
         trace = Trace(question=question, method=self.name)
         passages = self.retriever.search(question, k=self.k)
-        prompt = prompts.fill(
-            self.template, documents=render_documents(passages), question=question
-        )
-        result = self.llm.complete(
-            prompt,
+        result = call_template(
+            self.llm,
+            self.template,
             max_tokens=self.max_tokens,
             stop=("\n",),
+            chat_stop=(),
+            documents=render_documents(passages),
+            question=question,
         )
         trace.usage.add(result.usage)
         text = result.text.strip()
-        trace.answer = extract_answer(text)
+        trace.answer = short_answer(text) if is_chat(self.llm) else extract_answer(text)
         model_marks, trace.errors = citations.resolve(text, passages)
         added: list = []
         if self.post_cite:

@@ -12,9 +12,14 @@ The first node needing feedback ends the round; the LLM writes a new chain from 
 tracing has the LLM write the final content from the verified path with ``[k]`` marks, where
 reference k is the supporting passage of node k.
 
-Prompts are the paper's (``prompts/searchain/``). The model here is a base model, so a new
-round is one growing completion prompt: the previous prompt and chain, the paper's feedback
-message, then the chain restated up to the corrected node, from which the model continues.
+Prompts are the paper's (``prompts/searchain/``), in both forms (``methods/searchain_rounds``):
+for a chat model the paper's dialogue (chain = assistant turn, feedback = user turn); for a
+base model one growing completion prompt that restates the chain up to the corrected node,
+from which the model continues.
+
+A chain with no parsable node but a ``[Final Content]`` answers from that content (source
+"llm", uncited), as a chain that needed no retrieval. Every round's raw chain is kept in
+``meta.chains``.
 """
 
 from __future__ import annotations
@@ -24,11 +29,12 @@ import time
 from dataclasses import dataclass, field
 
 from searchain import citations, prompts
+from searchain.answers import short_answer
 from searchain.events import emit
-from searchain.llm import LLM
-from searchain.llm.base import prompt_fits
+from searchain.llm import LLM, prompt_form
 from searchain.methods.coq_parser import Chain, CoQNode, parse_chain
 from searchain.methods.retrieve_read import extract_answer
+from searchain.methods.searchain_rounds import FeedbackText, Rounds, make_rounds
 from searchain.readers.base import Reader, ReaderOutput
 from searchain.readers.similarity import QueryMemory
 from searchain.retrieval.base import Retriever
@@ -44,10 +50,6 @@ TASKS = {
     "longform": "searchain/coq_longform",  # ELI5
 }
 NO_IR_TEMPLATE = "searchain/coq_noir"
-# A new [Question] is a new demo; "According to this Reference" is the model echoing feedback.
-STOP = ("\n[Question]", "[Question]:", "\n\n\n", "\nAccording to this Reference", "\nReference:")
-# The final content is one paragraph; models that go on start a new tag or a new line.
-TRACE_STOP = ("\n", "[Question", "[Query", "[Answer", "[Final Content", "[Unsolved")
 
 
 @dataclass
@@ -86,7 +88,6 @@ class _Run:
     memory: QueryMemory
     path: list[Node] = field(default_factory=list)  # R: the verified reasoning path
     feedback_log: list[dict] = field(default_factory=list)
-    chain_prompt: str = ""  # the first-round CoQ prompt (demos + question)
 
 
 class SearChain:
@@ -135,18 +136,19 @@ class SearChain:
         trace.nodes.append(root)
 
         template = cfg.template or (TASKS[cfg.task] if cfg.use_ir else NO_IR_TEMPLATE)
-        prompt = prompts.fill(template, question=question)
-        state.chain_prompt = prompt
-        parent, offset, chain = root.id, 0, Chain([], "", "")
+        form = prompt_form(self.llm)
+        rounds: Rounds = make_rounds(self.llm, question, template, form)
+        trace.errors.extend(getattr(rounds, "notes", []))
+        parent, chain, chains = root.id, Chain([], "", ""), []
         emit("start", method=self.name, question=question)
         while trace.rounds < cfg.r_max:
             emit("round", n=trace.rounds + 1)
-            result = self.llm.complete(prompt, max_tokens=cfg.max_tokens, stop=STOP)
+            offset = len(state.path) if rounds.cue else 0
+            result = rounds.generate(cfg.max_tokens)
             trace.usage.add(result.usage)
             trace.rounds += 1
-            # Later rounds' prompts end with the cue "[Query n]:" (see _next_prompt).
-            cue = f"[Query {offset + 1}]:" if offset else ""
-            chain = parse_chain(cue + result.text)
+            chains.append(result.text)
+            chain = parse_chain(rounds.cue + result.text)
             branch = self._add_branch(state, chain, parent, offset)
             emit("chain", n=trace.rounds, queries=[node.query for node in branch])
             if not cfg.use_ir:
@@ -156,16 +158,23 @@ class SearChain:
                 break
             self._apply(state, fb)
             parent = fb.node.id
-            fitting = self._fitting_prompt(state, prompt, result.text, fb)
-            if fitting is None:
+            said = FeedbackText(fb.kind, fb.node.query, fb.reader.answer, fb.passage.render())
+            if not rounds.advance(trace, state.path, result.text, said, cfg.max_tokens):
                 break
-            prompt = fitting
-            offset = len(state.path)
-        if cfg.use_ir:
-            self._tracing(state)
+        if form == "chat" and not chain.nodes and not chain.final_content and chain.raw.strip():
+            # A chat model that answers in prose, with no tag at all: its reply is its final
+            # content (as a [Final Content] alone would be), said in the trace.
+            chain = Chain([], chain.raw.strip(), chain.raw)
+            trace.errors.append("the reply had no CoQ tag; its text is taken as [Final Content]")
+        if cfg.use_ir and not state.path and not branch_nodes(trace) and chain.final_content:
+            self._answer_from_content(state, chain, form)
+        elif cfg.use_ir:
+            self._tracing(state, rounds, form)
         else:
-            self._no_ir_answer(state, chain)
+            self._no_ir_answer(state, chain, form)
         trace.meta.update(
+            prompt_form=form,
+            chains=chains,
             task=cfg.task,
             theta=self.theta,
             alpha=cfg.alpha,
@@ -269,73 +278,19 @@ class SearChain:
             }
         )
 
-    def _next_prompt(self, state: _Run, prompt: str, generated: str, fb: Feedback) -> str:
-        template = (
-            "searchain/feedback_verify" if fb.kind == "verify" else "searchain/feedback_complete"
-        )
-        message = prompts.fill(
-            template,
-            query=fb.node.query,
-            answer=fb.reader.answer,
-            question=state.question,
-            reference=fb.passage.render(),
-        )
-        restated = "".join(
-            f"[Query {i}]: {n.query}\n[Answer {i}]: {n.answer}\n"
-            for i, n in enumerate(state.path, 1)
-        )
-        chain_text = generated.rstrip()
-        # Base models given a finished-looking chain start a new [Question]; the cue makes the
-        # new branch continue from the corrected node, as the paper's chat model does.
-        cue = f"[Query {len(state.path) + 1}]:"
-        return f'{prompt}{chain_text}\n{message}\n[Question]: "{state.question}"\n{restated}{cue}'
-
-    def _fitting_prompt(self, state: _Run, prompt: str, generated: str, fb: Feedback) -> str | None:
-        """The next round's prompt, kept inside the model's context window.
-
-        The growing prompt holds every earlier round. When it would leave no room for a
-        chain, the earlier rounds are dropped: the first-round prompt, the latest chain and
-        its feedback, then the path so far. When even that does not fit, the rounds stop and
-        tracing answers from the path verified so far (a round that cannot run must not fail
-        the question). Backends that cannot count tokens here (remote servers) are not
-        checked; their server rejects an oversized prompt, and the item records that error.
-        """
-        grown = self._next_prompt(state, prompt, generated, fb)
-        if prompt_fits(self.llm, grown, self.config.max_tokens) is not False:
-            return grown
-        compact = self._next_prompt(state, state.chain_prompt, generated, fb)
-        meta = state.trace.meta
-        if prompt_fits(self.llm, compact, self.config.max_tokens):
-            meta["compacted_rounds"] = [*meta.get("compacted_rounds", []), state.trace.rounds + 1]
-            emit("note", text="earlier rounds dropped from the prompt to fit the context")
-            return compact
-        meta["stopped"] = "context window"
-        state.trace.errors.append(
-            f"round {state.trace.rounds + 1} not run: its prompt does not fit the model's "
-            "context window; the answer is traced from the path verified so far"
-        )
-        return None
-
     # -- tracing --------------------------------------------------------------------------
-    def _tracing(self, state: _Run) -> None:
+    def _tracing(self, state: _Run, rounds: Rounds, form: str) -> None:
         trace, path = state.trace, [n for n in state.path if n.answer]
         references = [n.passages[0] if n.passages else Passage(id="", text="") for n in path]
         if not path:
             trace.errors.append("no verified query-answer pair to trace the answer from")
             return
-        # The paper's tracing asks for [Final Content] from the verified [Query]-[Answer]
-        # pairs. We show the pairs in the CoQ prompt's own format, right after its demos
-        # (whose final contents cite [k] per step), so base models follow the format too.
-        pairs = "".join(
-            f"[Query {i}]: {n.query}\n[Answer {i}]: {n.answer}\n" for i, n in enumerate(path, 1)
-        )
-        result = self.llm.complete(
-            prompts.fill("searchain/tracing", chain_prompt=state.chain_prompt, pairs=pairs),
-            max_tokens=self.config.trace_max_tokens,
-            stop=TRACE_STOP,
-        )
+        result = rounds.trace_final(path, self.config.trace_max_tokens)
         trace.usage.add(result.usage)
-        text = result.text.strip()
+        text = result.text.strip() if form != "chat" else final_content_of(result.text)
+        trace.meta["tracing_output"] = result.text
+        if not text:
+            trace.errors.append("tracing wrote no final content (its output is in meta)")
         trace.references = references
         cites, errors = citations.resolve(text, references)
         # A node without a passage (retrieval found nothing) cannot support a sentence.
@@ -344,22 +299,50 @@ class SearChain:
                 c.passage_id = None
                 errors.append(f"citation [{c.mark}] points to a step that has no passage")
         added: list = []
+        written = text  # what the model wrote, before post-hoc marks split its sentences
         if self.config.post_cite:
             text, added = citations.post_cite(text, references)
         trace.final_content = text
         trace.citations = [*cites, *added]
         trace.errors.extend(errors)
-        trace.answer = extract_answer(text)
+        trace.answer = short_answer(written) if form == "chat" else extract_answer(text)
         trace.meta["skc"] = skc(text, cites)  # what the LLM itself marked, as in the paper
         trace.meta["skc_with_post_hoc"] = skc(text, trace.citations)
 
-    def _no_ir_answer(self, state: _Run, chain: Chain) -> None:
+    def _answer_from_content(self, state: _Run, chain: Chain, form: str) -> None:
+        """A chain with no parsable node but a [Final Content]: the model needed no
+        retrieval; its content is the answer (uncited, from the LLM), as the paper allows."""
+        trace = state.trace
+        self._no_ir_answer(state, chain, form)
+        trace.nodes.append(
+            Node(id="r1.content", query=state.question, answer=trace.answer, source="llm",
+                 parent="q", meta={"status": "final-content-only"})
+        )  # fmt: skip
+        trace.meta["answered_without_nodes"] = True
+        trace.errors.append("the chain had no parsable node; answered from its [Final Content]")
+
+    def _no_ir_answer(self, state: _Run, chain: Chain, form: str = "completion") -> None:
         trace = state.trace
         trace.final_content = chain.final_content.strip()
-        trace.answer = extract_answer(trace.final_content) if trace.final_content else ""
+        extract = short_answer if form == "chat" else extract_answer
+        trace.answer = extract(trace.final_content) if trace.final_content else ""
         if not trace.answer and chain.nodes:
             last: CoQNode = chain.nodes[-1]
             trace.answer = last.answer or ""
+
+
+def branch_nodes(trace: Trace) -> list[Node]:
+    """The chain nodes of the ToR (every node but the question root)."""
+    return [n for n in trace.nodes if n.id != "q"]
+
+
+def final_content_of(reply: str) -> str:
+    """The [Final Content] paragraph of a chat reply to the tracing turn: the text after the
+    tag (or the whole reply when the model left it out), up to another tag, as one line."""
+    parsed = parse_chain(reply).final_content
+    text = parsed if parsed.strip() else reply
+    text = text.replace("**", "").strip()
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
 def skc(text: str, cites: list) -> int:

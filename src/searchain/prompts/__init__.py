@@ -6,10 +6,17 @@ missing value is an error rather than a silently broken prompt. Users can pass t
 their own template file wherever a template name is accepted. The file's final newline is
 not part of the prompt. Lines starting with ``# `` right after the fields line are a header
 (where the demos came from, ...) and are not part of the prompt either.
+
+Every prompt comes in two forms. ``NAME.txt`` is the completion form for base models: one
+text the model continues. ``NAME.chat.txt`` is the chat form for instruct models: the same
+fields line and header, then messages, each opened by a line ``=== system ===``,
+``=== user ===`` or ``=== assistant ===`` (few-shot demos are user/assistant pairs).
+``messages(name, **values)`` fills it into the ``[{"role", "content"}]`` list chat APIs take.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -44,6 +51,69 @@ def parse(name: str, text: str) -> Template:
     # Editors end files with a newline; a prompt ending "Answer:\n" makes models start a
     # new line instead of answering, so the file's final newline is not part of the prompt.
     return Template(name, fields, body.removesuffix("\n"))
+
+
+ROLE_LINE = re.compile(r"^=== (system|user|assistant) ===$", re.M)
+
+
+@dataclass(frozen=True, slots=True)
+class ChatTemplate:
+    name: str
+    fields: tuple[str, ...]
+    turns: tuple[tuple[str, str], ...]  # (role, content with {field} placeholders)
+
+    def fill(self, **values: object) -> list[dict[str, str]]:
+        missing = [f for f in self.fields if f not in values]
+        if missing:
+            raise KeyError(f"prompt {self.name!r} needs values for {missing}")
+        out = []
+        for role, content in self.turns:
+            for f in self.fields:
+                content = content.replace("{" + f + "}", str(values[f]))
+            out.append({"role": role, "content": content})
+        return out
+
+
+def parse_chat(name: str, text: str) -> ChatTemplate:
+    base = parse(name, text)
+    parts = ROLE_LINE.split(base.body)
+    if parts[0].strip():
+        raise ValueError(f"chat prompt {name!r}: text before the first '=== role ===' line")
+    turns = tuple(
+        (role, content.strip("\n")) for role, content in zip(parts[1::2], parts[2::2], strict=True)
+    )
+    if not turns:
+        raise ValueError(f"chat prompt {name!r} has no '=== user ===' message")
+    return ChatTemplate(name, base.fields, turns)
+
+
+@lru_cache(maxsize=64)
+def load_chat(name_or_path: str) -> ChatTemplate:
+    """The chat form of a template: ``NAME.chat.txt`` beside the completion form (a user
+    file ``x.chat.txt`` by path, or the chat sibling of a user file ``x.txt``)."""
+    path = Path(name_or_path)
+    if path.suffix == ".txt":
+        chat = path if path.name.endswith(".chat.txt") else path.with_suffix(".chat.txt")
+        if chat.is_file():
+            return parse_chat(str(chat), chat.read_text(encoding="utf-8"))
+        raise FileNotFoundError(f"no chat form of prompt {name_or_path!r} (looked for {chat})")
+    packaged = resources.files(__name__) / f"{name_or_path}.chat.txt"
+    if not packaged.is_file():
+        raise FileNotFoundError(f"no chat form of prompt template {name_or_path!r}")
+    return parse_chat(name_or_path, packaged.read_text(encoding="utf-8"))
+
+
+def messages(name_or_path: str, **values: object) -> list[dict[str, str]]:
+    """The chat form of a template, filled: the messages to send to a chat model."""
+    return load_chat(name_or_path).fill(**values)
+
+
+def has_chat(name_or_path: str) -> bool:
+    try:
+        load_chat(name_or_path)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 @lru_cache(maxsize=64)

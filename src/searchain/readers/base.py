@@ -19,6 +19,11 @@ from typing import Any, Protocol, runtime_checkable
 from searchain.types import Passage, Usage
 
 
+# The confidence of an answer that does not occur in its passage (an LLM reader's guess):
+# far below any θ, so it never overrules the LLM, and never counts as what IR found.
+UNGROUNDED = -99.0
+
+
 def _finite_or_none(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
@@ -40,6 +45,14 @@ class ReaderOutput:
     confidence: float
     passage_id: str | None = None
     usage: Usage | None = None
+    # Where ``confidence`` came from ("logprobs (chat form)", "ungrounded span", "dpr
+    # relevance", ...): a reader never hides a missing measurement behind a number.
+    confidence_source: str = ""
+
+    @property
+    def grounded(self) -> bool:
+        """Whether the answer is a span of the passage (what IR can vouch for)."""
+        return bool(self.answer) and self.confidence > UNGROUNDED
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -60,6 +73,7 @@ class ReaderOutput:
             confidence=score("confidence"),
             passage_id=d.get("passage_id"),
             usage=Usage.from_dict(d["usage"]) if d.get("usage") else None,
+            confidence_source=d.get("confidence_source", ""),
         )
 
 

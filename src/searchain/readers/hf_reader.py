@@ -341,7 +341,11 @@ class HFExtractiveReader:
             null = float(lg.start[x.cls_index] + lg.end[x.cls_index])
             confidence = score - null if s >= 0 else -math.inf
         return ReaderOutput(
-            answer=answer, span_score=score, confidence=confidence, passage_id=passage.id
+            answer=answer,
+            span_score=score,
+            confidence=confidence,
+            passage_id=passage.id,
+            confidence_source=f"{self.kind} reader",
         )
 
     def read(self, question: str, passage: Passage) -> ReaderOutput:

@@ -6,17 +6,35 @@ An answer that is empty or does not occur in the passage is not grounded in it a
 ``UNGROUNDED`` (far below any sensible θ), so it can complete an unsolved node but never
 overrule the LLM's own answer. ``default_theta`` was calibrated on MuSiQue sub-questions
 (see ``scripts/calibrate_llm_reader.py`` and the README).
+
+Chat models get the chat form of the prompt (``reader_extract.chat.txt``); their log-probs
+come from the local decode loop or from the endpoint (asked with ``top_logprobs``). An
+endpoint that returns no log-probabilities at all raises ``NoLogprobsError`` naming it: a
+confidence that is not measured is never replaced by a number that switches verification
+off. Every verdict records where its confidence came from (``confidence_source``).
 """
 
 from __future__ import annotations
 
-from searchain import prompts
-from searchain.llm import LLM
-from searchain.readers.base import ReaderOutput
+from searchain.llm import LLM, LLMError, prompt_form
+from searchain.llm.base import unwrapped
+from searchain.llm.prompting import call_template
+from searchain.readers.base import UNGROUNDED, ReaderOutput
 from searchain.text import normalize_answer
 from searchain.types import Passage
 
-UNGROUNDED = -99.0
+
+
+class NoLogprobsError(LLMError):
+    """The LLM backend returned no token log-probabilities, so no confidence exists."""
+
+
+def _endpoint(llm: LLM) -> str:
+    for client in unwrapped(llm):
+        url = getattr(client, "base_url", None)
+        if url:
+            return f"{client.model} at {url}"
+    return llm.model
 
 
 class LLMReader:
@@ -28,10 +46,18 @@ class LLMReader:
 
     def read(self, question: str, passage: Passage) -> ReaderOutput:
         text = f"{passage.title}: {passage.text}" if passage.title else passage.text
-        prompt = prompts.fill(self.template, passage=text, question=question)
-        result = self.llm.complete(prompt, max_tokens=self.max_tokens, stop=("\n",), logprobs=True)
+        result = call_template(
+            self.llm, self.template, max_tokens=self.max_tokens, stop=("\n",),
+            passage=text, question=question, logprobs=True,
+        )  # fmt: skip
         c = result.completions[0]
         answer = c.text.strip().strip('"').rstrip(".").strip()
+        if c.token_logprobs is None and c.text.strip():
+            raise NoLogprobsError(
+                f"the LLM reader needs token log-probabilities and {_endpoint(self.llm)} "
+                "returned none; SearChain's verification cannot run without a confidence "
+                "(use a backend that returns logprobs, or --reader PATH for a local HF reader)"
+            )
         lps = c.token_logprobs or []
         span_score = float(sum(lps))
         grounded = bool(answer) and normalize_answer(answer) in normalize_answer(text)
@@ -42,4 +68,7 @@ class LLMReader:
             confidence=confidence,
             passage_id=passage.id,
             usage=result.usage,
+            confidence_source=(
+                f"logprobs ({prompt_form(self.llm)} form)" if grounded else "ungrounded span"
+            ),
         )

@@ -10,6 +10,8 @@ from typing import Annotated
 
 import typer
 
+from searchain.llm.models import API_HELP, MODEL_HELP, MODEL_PATH_HELP
+
 
 def serve(
     host: Annotated[
@@ -36,12 +38,12 @@ def serve(
     llm: Annotated[
         str, typer.Option("--llm", "--backend", help="local (embedded GGUF model) or openai.")
     ] = "local",
-    model: Annotated[str | None, typer.Option(help="Model name for --llm openai.")] = None,
+    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
     base_url: Annotated[
         str | None, typer.Option(help="Endpoint for --llm openai (default: $OPENAI_BASE_URL).")
     ] = None,
-    api: Annotated[str, typer.Option(help="completions (base models) or chat.")] = "completions",
-    model_path: Annotated[Path | None, typer.Option(help="Another GGUF file.")] = None,
+    api: Annotated[str, typer.Option(help=API_HELP)] = "auto",
+    model_path: Annotated[Path | None, typer.Option(help=MODEL_PATH_HELP)] = None,
     reader: Annotated[
         str, typer.Option(help="SearChain reader: llm or a local model path.")
     ] = "llm",

@@ -22,7 +22,7 @@ from searchain.events import listening
 from searchain.llm import LLM
 from searchain.llm.base import GenerationParams, Message, find_tokenizer
 from searchain.methods import registry
-from searchain.methods.base import Method
+from searchain.methods.base import Method, traced
 from searchain.retrieval.base import Retriever
 from searchain.retrieval.llm_url.retriever import with_retrieval_reports
 from searchain.types import CompletionResult, Trace
@@ -53,6 +53,7 @@ class CancellableLLM(LLM):
         super().__init__(inner.model, inner.defaults)
         self.inner = inner
         self.backend = inner.backend
+        self.form = inner.form
 
     def __getattr__(self, name: str) -> Any:  # tokenize, cache_identity, ...
         return getattr(self.inner, name)
@@ -72,6 +73,10 @@ class CancellableLLM(LLM):
     def score(self, prompt: str, continuation: str) -> Any:
         _check_cancelled()
         return self.inner.score(prompt, continuation)
+
+    def score_chat(self, messages: list[Message], continuation: str) -> Any:
+        _check_cancelled()
+        return self.inner.score_chat(messages, continuation)
 
     def _complete(self, prompt: str, params: GenerationParams) -> CompletionResult:
         return self.complete(prompt, params)
@@ -170,7 +175,7 @@ class Engine:
 
         # LLM-URL's reports (the URLs, their fates) and its URL generation's usage go into
         # the trace, as on the command line.
-        run = with_retrieval_reports(method.run)
+        run = with_retrieval_reports(traced(method, self.llm))
 
         def work() -> Trace:
             _CANCEL.set(cancel)  # this thread's own context (copied below)

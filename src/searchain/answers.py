@@ -1,0 +1,66 @@
+"""Short answers out of what models write, base and chat alike.
+
+Base models given few-shot demos end with "So the answer is X." Chat models have habits of
+their own: markdown (``**X**``), "The answer is X", "Answer: X", a one-line answer followed
+by an explanation, a leading "Sure!" line. ``short_answer`` returns the span EM and F1 are
+scored on; methods keep the whole text as ``final_content`` (what cover-EM reads).
+"""
+
+from __future__ import annotations
+
+import re
+
+from searchain.citations import strip_marks
+
+# The last stated answer wins: "..., so the answer is X" after reasoning.
+_MARKERS = re.compile(
+    r"(?:so the (?:final )?answer is|the (?:final |short )?answer is|"
+    r"(?:final |short )?answer\s*:|answer is)\s*:?\s*",
+    re.I,
+)
+_FILLER = re.compile(
+    r"^(?:sure|certainly|of course|okay|ok|yes, of course)[!.,]?\s*(?:here is[^:]*:)?\s*$", re.I
+)
+_MARKDOWN = re.compile(r"(\*\*|__|`|^#+\s*|^\s*[-*•]\s+)", re.M)
+
+
+def clean_span(text: str) -> str:
+    """Strip markdown, citation marks, quotes and the trailing full stop around an answer."""
+    text = strip_marks(_MARKDOWN.sub("", text))
+    text = text.strip().strip("\"'“”‘’").strip()
+    return text.rstrip(".").strip()
+
+
+_ABBREVIATIONS = {"dr", "mr", "mrs", "ms", "st", "jr", "sr", "inc", "co", "ltd", "vs", "mt", "no"}
+
+
+def _first_sentence(text: str) -> str:
+    line = text.strip().split("\n", 1)[0]
+    for m in re.finditer(r"[.!?](?:\s|$)", line):
+        word = re.search(r"(\w+)$", line[: m.start()])
+        # "U.S." and "Dr. No" do not end a sentence.
+        if word and (len(word.group(1)) == 1 or word.group(1).lower() in _ABBREVIATIONS):
+            continue
+        return line[: m.start()]
+    return line
+
+
+def short_answer(text: str) -> str:
+    """The short answer stated in ``text`` ("" for empty text)."""
+    text = text.strip()
+    if not text:
+        return ""
+    found = list(_MARKERS.finditer(text))
+    if found:
+        tail = text[found[-1].end() :]
+        bold = re.match(r"\s*\*\*(.+?)\*\*", tail)
+        if bold:
+            return clean_span(bold.group(1))
+        return clean_span(_first_sentence(tail))
+    lines = [ln for ln in text.split("\n") if ln.strip() and not _FILLER.match(ln.strip())]
+    if not lines:
+        return ""
+    bold = re.search(r"\*\*(.+?)\*\*", lines[0])
+    if bold and len(lines[0]) < 200:
+        return clean_span(bold.group(1))
+    return clean_span(_first_sentence(lines[0]))

@@ -1,0 +1,214 @@
+"""How SearChain talks to the LLM, round by round, in the two prompt forms.
+
+* ``CompletionRounds`` (base models): one growing completion prompt — the previous prompt
+  and chain, the paper's feedback message, then the chain restated up to the corrected node,
+  from which the model continues (the cue ``[Query n]:``).
+* ``ChatRounds`` (instruct models): the paper's own dialogue. The CoQ instruction, demos and
+  question are the user turn; each chain is an assistant turn; each feedback is a new user
+  turn with the paper's message and the reference; the new chain is the next assistant turn;
+  tracing is a last user turn asking for ``[Final Content]`` with ``[k]`` marks from the
+  verified pairs.
+
+Both keep each round's prompt inside the model's context window when the backend can count
+tokens here: the earlier rounds are dropped first (first-round prompt, latest chain and its
+feedback); when even that does not fit, the rounds stop and tracing answers from the path
+verified so far (recorded in ``meta.stopped`` and ``errors``). Remote servers reject an
+oversized prompt themselves, and the item records that error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from searchain import prompts
+from searchain.events import emit
+from searchain.llm import LLM
+from searchain.llm.base import Message, chat_fits, prompt_fits
+from searchain.types import CompletionResult, Node, Trace
+
+# A new [Question] is a new demo; "According to this Reference" is the model echoing feedback.
+STOP = ("\n[Question]", "[Question]:", "\n\n\n", "\nAccording to this Reference", "\nReference:")
+# A chat reply may open by restating "[Question]: ..." (the parser skips it): only a later one
+# ends the chain.
+CHAT_STOP = ("\n[Question]", "\nAccording to this Reference", "\nReference:")
+# The final content is one paragraph; models that go on start a new tag or a new line.
+TRACE_STOP = ("\n", "[Question", "[Query", "[Answer", "[Final Content", "[Unsolved")
+
+
+@dataclass
+class FeedbackText:
+    """What a round's feedback says: the node, the reader's answer and its passage."""
+
+    kind: str  # "verify" | "complete"
+    query: str
+    answer: str
+    reference: str
+
+
+def feedback_template(kind: str) -> str:
+    return "searchain/feedback_verify" if kind == "verify" else "searchain/feedback_complete"
+
+
+def render_pairs(path: list[Node]) -> str:
+    return "".join(
+        f"[Query {i}]: {n.query}\n[Answer {i}]: {n.answer}\n" for i, n in enumerate(path, 1)
+    )
+
+
+def _stop_rounds(trace: Trace) -> None:
+    trace.meta["stopped"] = "context window"
+    trace.errors.append(
+        f"round {trace.rounds + 1} not run: its prompt does not fit the model's context "
+        "window; the answer is traced from the path verified so far"
+    )
+
+
+def _compacted(trace: Trace) -> None:
+    meta = trace.meta
+    meta["compacted_rounds"] = [*meta.get("compacted_rounds", []), trace.rounds + 1]
+    emit("note", text="earlier rounds dropped from the prompt to fit the context")
+
+
+class Rounds(Protocol):
+    form: str
+    cue: str  # text the reply continues (prepended before parsing)
+
+    def generate(self, max_tokens: int) -> CompletionResult: ...
+
+    def advance(
+        self, trace: Trace, path: list[Node], generated: str, fb: FeedbackText, max_tokens: int
+    ) -> bool: ...
+
+    def trace_final(self, path: list[Node], max_tokens: int) -> CompletionResult: ...
+
+
+@dataclass
+class CompletionRounds:
+    llm: LLM
+    question: str
+    template: str
+    form: str = "completion"
+    prompt: str = ""
+    chain_prompt: str = ""  # the first-round CoQ prompt (demos + question)
+    offset: int = 0
+
+    def __post_init__(self) -> None:
+        self.prompt = self.chain_prompt = prompts.fill(self.template, question=self.question)
+
+    @property
+    def cue(self) -> str:
+        # Later rounds' prompts end with the cue "[Query n]:" (see _next_prompt).
+        return f"[Query {self.offset + 1}]:" if self.offset else ""
+
+    def generate(self, max_tokens: int) -> CompletionResult:
+        return self.llm.complete(self.prompt, max_tokens=max_tokens, stop=STOP)
+
+    def _next_prompt(self, prompt: str, path: list[Node], generated: str, fb: FeedbackText) -> str:
+        message = prompts.fill(
+            feedback_template(fb.kind),
+            query=fb.query,
+            answer=fb.answer,
+            question=self.question,
+            reference=fb.reference,
+        )
+        # Base models given a finished-looking chain start a new [Question]; the cue makes the
+        # new branch continue from the corrected node, as the paper's chat model does.
+        cue = f"[Query {len(path) + 1}]:"
+        return (
+            f"{prompt}{generated.rstrip()}\n{message}\n"
+            f'[Question]: "{self.question}"\n{render_pairs(path)}{cue}'
+        )
+
+    def advance(
+        self, trace: Trace, path: list[Node], generated: str, fb: FeedbackText, max_tokens: int
+    ) -> bool:
+        grown = self._next_prompt(self.prompt, path, generated, fb)
+        if prompt_fits(self.llm, grown, max_tokens) is False:
+            grown = self._next_prompt(self.chain_prompt, path, generated, fb)
+            if not prompt_fits(self.llm, grown, max_tokens):
+                _stop_rounds(trace)
+                return False
+            _compacted(trace)
+        self.prompt, self.offset = grown, len(path)
+        return True
+
+    def trace_final(self, path: list[Node], max_tokens: int) -> CompletionResult:
+        # The paper's tracing asks for [Final Content] from the verified [Query]-[Answer]
+        # pairs. We show the pairs in the CoQ prompt's own format, right after its demos
+        # (whose final contents cite [k] per step), so base models follow the format too.
+        prompt = prompts.fill(
+            "searchain/tracing", chain_prompt=self.chain_prompt, pairs=render_pairs(path)
+        )
+        return self.llm.complete(prompt, max_tokens=max_tokens, stop=TRACE_STOP)
+
+
+@dataclass
+class ChatRounds:
+    llm: LLM
+    question: str
+    template: str
+    form: str = "chat"
+    cue: str = ""  # a chat reply is a whole chain: nothing to continue
+    first: list[Message] = field(default_factory=list)  # system + CoQ user turn
+    messages: list[Message] = field(default_factory=list)
+    last: str = ""  # the latest assistant chain
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.first = self._first_turns()
+        self.messages = list(self.first)
+
+    def _first_turns(self) -> list[Message]:
+        if prompts.has_chat(self.template):
+            return prompts.messages(self.template, question=self.question)
+        # A user's own completion-form template without a chat sibling: the paper's setting
+        # (its prompt was the user message), said in the trace.
+        self.notes.append(
+            f"template {self.template!r} has no chat form (.chat.txt): sent as one user message"
+        )
+        return [{"role": "user", "content": prompts.fill(self.template, question=self.question)}]
+
+    def generate(self, max_tokens: int) -> CompletionResult:
+        result = self.llm.chat(self.messages, max_tokens=max_tokens, stop=CHAT_STOP)
+        self.last = result.text
+        return result
+
+    def _feedback(self, fb: FeedbackText) -> Message:
+        (turn,) = prompts.messages(
+            feedback_template(fb.kind),
+            query=fb.query,
+            answer=fb.answer,
+            question=self.question,
+            reference=fb.reference,
+        )
+        return turn
+
+    def advance(
+        self, trace: Trace, path: list[Node], generated: str, fb: FeedbackText, max_tokens: int
+    ) -> bool:
+        reply: list[Message] = [{"role": "assistant", "content": generated.strip()}]
+        grown = [*self.messages, *reply, self._feedback(fb)]
+        if chat_fits(self.llm, grown, max_tokens) is False:
+            grown = [*self.first, *reply, self._feedback(fb)]
+            if not chat_fits(self.llm, grown, max_tokens):
+                _stop_rounds(trace)
+                return False
+            _compacted(trace)
+        self.messages = grown
+        return True
+
+    def trace_final(self, path: list[Node], max_tokens: int) -> CompletionResult:
+        ask = prompts.messages(
+            "searchain/tracing", question=self.question, pairs=render_pairs(path)
+        )
+        reply: list[Message] = [{"role": "assistant", "content": self.last.strip()}]
+        messages = [*self.messages, *reply, *ask] if self.last.strip() else [*self.messages, *ask]
+        if chat_fits(self.llm, messages, max_tokens) is False:
+            messages = [*self.first, *ask]
+        return self.llm.chat(messages, max_tokens=max_tokens)
+
+
+def make_rounds(llm: LLM, question: str, template: str, form: str) -> Any:
+    cls = ChatRounds if form == "chat" else CompletionRounds
+    return cls(llm, question, template)
