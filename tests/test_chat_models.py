@@ -124,3 +124,23 @@ def test_an_endpoint_without_logprobs_is_a_clear_error_naming_it() -> None:
             LLMReader(llm).read("Who directed Jaws?", JAWS)
         sent = server.requests[0]["body"]
     assert sent["logprobs"] is True and sent["top_logprobs"] == 1
+
+
+def test_a_kv_snapshot_spares_the_prefix_and_changes_no_output() -> None:
+    """SearChain's next round extends the last round's prompt, but a reader call runs in
+    between and evicts it from the live cache; the snapshot brings it back."""
+    from searchain import prompts
+
+    llm = LocalLLM(n_threads=1)
+    first = prompts.fill("searchain/coq_multihop", question="Who directed Jaws?")
+    grown = first + '\n[Query 1]: Who directed Jaws?\n[Answer 1]: Steven Spielberg\n[Question]: "'
+    states = llm.prefix_states
+    llm.complete(first, max_tokens=4)  # round 1: its prompt is saved
+    llm.complete("Q: What is 2+2?\nA:", max_tokens=2)  # a reader call evicts it
+    before = states.stats.reused_tokens
+    restored = llm.complete(grown, max_tokens=24)
+    assert states.stats.restores >= 1 and states.stats.reused_tokens - before >= 256
+    states._items.clear()  # no snapshot: the same prompt decoded from scratch
+    llm.complete("Q: What is 2+2?\nA:", max_tokens=2)
+    fresh = llm.complete(grown, max_tokens=24)
+    assert restored.text == fresh.text and restored.text.strip()

@@ -183,6 +183,12 @@ def test_ask_on_the_page_cite_and_tree(browser, url: str) -> None:  # type: igno
     first.focus()
     page.keyboard.press("Enter")
     assert trace["nodes"][0]["query"] in page.locator(".node-detail").inner_text()
+    # What the model wrote, call by call, as text (the raw outputs before parsing).
+    calls = trace["meta"]["llm_calls"]
+    assert calls and calls[0]["output"] == trace["meta"]["chains"][0]
+    page.click("details.calls summary")
+    raw = page.locator("details.calls pre.raw").all_inner_texts()
+    assert [r.strip() for r in raw] == [(c["output"] or "(empty)").strip() for c in calls]
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "viewer-ask.png"), full_page=True)
     # Offline: everything the page loaded came from the service itself.

@@ -12,6 +12,11 @@ Budgets keep the recursion finite and cheap: ``max_depth`` (the reference code's
 ``max_llm_calls`` and ``max_tool_calls``. Running out of LLM calls ends the recursion and
 answers the question from the facts gathered so far with one reserved call; running out of
 tool calls makes later steps answer from memory. Either is noted in ``trace.meta["limits"]``.
+
+Every LLM call goes through ``Rebel._llm``: a base model continues ``prompts/rebel/STEP.txt``;
+a chat model gets ``STEP.chat.txt`` (the same instructions and demos as turns), replies in one
+turn (no stop strings, ``chat_tokens`` more tokens), and ``rebel_parse`` reads its habits.
+Unreadable replies are recorded in ``trace.errors`` and kept in the trace.
 """
 
 from __future__ import annotations
@@ -26,7 +31,11 @@ import numpy as np
 from searchain import prompts
 from searchain.events import emit
 from searchain.llm import LLM
+from searchain.llm.prompting import is_chat
 from searchain.methods.rebel_parse import (
+    chat_answer,
+    find_tool_number,
+    find_yes_no,
     parse_json_object,
     parse_subquestions,
     parse_tool_number,
@@ -52,6 +61,7 @@ class RebelConfig:
     split_tokens: int = 96
     input_tokens: int = 48
     answer_tokens: int = 48
+    chat_tokens: int = 32  # more tokens per call for a chat model ("Sure! ...", fences)
 
     def __post_init__(self) -> None:
         if self.max_depth < 0 or self.max_llm_calls < 1 or self.max_tool_calls < 0:
@@ -73,6 +83,7 @@ class _State:
     tool_calls: int = 0
     facts: list[Fact] = field(default_factory=list)  # every fact found, in order
     references: dict[str, Passage] = field(default_factory=dict)
+    chat: bool = False  # the client takes messages (the chat forms of the prompts)
 
 
 def render_memory(facts: list[Fact]) -> str:
@@ -103,10 +114,12 @@ class Rebel:
     def run(self, question: str) -> Trace:
         t0 = time.perf_counter()
         trace = Trace(question=question, method=self.name)
-        state = _State(trace)
+        state = _State(trace, chat=is_chat(self.llm))
         emit("start", method=self.name, question=question)
         limits: list[str] = []
+        form = "chat" if state.chat else "completion"
         trace.meta.update(limits=limits, dedup="embedding" if self.embedder else "exact")
+        trace.meta["prompt_form"] = form
         try:
             answer = self._solve(state, question, [], 0, True, None)
         except _OutOfCalls:
@@ -175,12 +188,12 @@ class Rebel:
         return node
 
     def _split(self, state: _State, node: Node, known: list[Fact]) -> tuple[list[str], bool]:
-        prompt = prompts.fill(
-            "rebel/split", tools=self.tool_list or "(none)", memory=render_memory(known),
-            question=node.query,
-        )  # fmt: skip
-        reply = self._llm(state, "split", prompt, self.cfg.split_tokens)
-        subs, how = parse_subquestions(reply)
+        values = dict(tools=self.tool_list or "(none)", memory=render_memory(known),
+                      question=node.query)  # fmt: skip
+        reply = self._llm(state, "split", values, self.cfg.split_tokens)
+        subs, how = parse_subquestions(reply, chat=state.chat)
+        if how == "unparsed":
+            state.trace.errors.append(f"{node.id}: split reply not read as subquestions: {reply!r}")
         info: dict[str, Any] = {"reply": reply, "parsed_as": how, "removed": []}
         kept, allow = self._dedup(node.query, subs, info["removed"])
         if len(kept) > self.cfg.max_subquestions:
@@ -225,11 +238,13 @@ class Rebel:
             node.meta["memory_check"] = {"decision": "memory", "why": "no tools"}
             return self._answer_from_memory(state, node.query, known, node=node)
         if self.cfg.memory_check == "llm":
-            prompt = prompts.fill(
-                "rebel/memory_check", memory=render_memory(known), question=node.query
-            )
-            reply = self._llm(state, "memory_check", prompt, 2)
+            values = {"memory": render_memory(known), "question": node.query}
+            reply = self._llm(state, "memory_check", values, 2)
             yes = parse_yes_no(reply)
+            if yes is None and state.chat:
+                yes = find_yes_no(reply)
+            if yes is None:
+                state.trace.errors.append(f"{node.id}: memory check reply not yes/no: {reply!r}")
             # An unreadable reply means "not sure": look it up rather than guess.
             decision = "memory" if yes else "tool"
             node.meta["memory_check"] = {"reply": reply, "decision": decision}
@@ -251,15 +266,16 @@ class Rebel:
         if len(self.tools) == 1:
             number, info["pick"] = 1, "the only tool"
         else:
-            prompt = prompts.fill(
-                "rebel/pick_tool", tools=self.tool_list, memory=memory, question=node.query
-            )
-            reply = self._llm(state, "pick_tool", prompt, 4)
-            picked = parse_tool_number(reply, [t.name for t in self.tools])
+            values = {"tools": self.tool_list, "memory": memory, "question": node.query}
+            reply = self._llm(state, "pick_tool", values, 4)
+            names, descs = [t.name for t in self.tools], [t.description for t in self.tools]
+            chat_pick = find_tool_number(reply, names, descs) if state.chat else None
+            picked = chat_pick or parse_tool_number(reply, names)
             info["pick_reply"] = reply
             number = picked or 1
             if picked is None:
                 info["pick"] = "unreadable reply: using tool 1"
+                state.trace.errors.append(f"{node.id}: tool choice unreadable: {reply!r}")
         tool = self.tools[number - 1]
         info.update(name=tool.name, number=number)
         try:
@@ -288,13 +304,12 @@ class Rebel:
         # parameter, so a base model writes a value instead of describing one.
         first = (tool.parameters.get("properties") or {})[names[0]]
         prefix = "{" + json.dumps(names[0]) + ": " + ('"' if first.get("type") == "string" else "")
-        prompt = prompts.fill(
-            "rebel/tool_input", tool=desc, memory=f"<FACTS>{facts}</FACTS>" if known else "",
-            question=q, prefix=prefix,
-        )  # fmt: skip
-        reply = self._llm(state, "tool_input", prompt, self.cfg.input_tokens, ("</A>", "\n"))
+        values = dict(tool=desc, memory=f"<FACTS>{facts}</FACTS>" if known else "",
+                      question=q, prefix=prefix)  # fmt: skip
+        reply = self._llm(state, "tool_input", values, self.cfg.input_tokens, ("</A>", "\n"))
         info["input_reply"] = reply
-        parsed, how = parse_json_object(prefix + reply)
+        # A chat reply is the whole object (no prefix to continue), often in a code fence.
+        parsed, how = parse_json_object(reply if state.chat else prefix + reply)
         if parsed is None:
             raise ToolError(f"tool {tool.name!r} input rejected: {how}; no call was made")
         if tool.parameters.get("additionalProperties", True) is False:
@@ -316,12 +331,10 @@ class Rebel:
         for p in out.passages:
             state.references.setdefault(p.id, p)
         node.passages = list(out.passages)
-        prompt = prompts.fill(
-            "rebel/answer_tool", memory=render_memory(known), question=node.query,
-            tool_output=shown,
-        )  # fmt: skip
+        values = {"memory": render_memory(known), "question": node.query, "tool_output": shown}
         node.source = "tool"
-        return self._clean(self._llm(state, "answer_tool", prompt, self.cfg.answer_tokens))
+        reply = self._llm(state, "answer_tool", values, self.cfg.answer_tokens)
+        return self._clean(state, reply, node)
 
     def _answer_from_memory(
         self,
@@ -332,11 +345,11 @@ class Rebel:
         node: Node | None = None,
         reserved: bool = False,
     ) -> str:
-        prompt = prompts.fill("rebel/answer_memory", memory=render_memory(known), question=q)
+        values = {"memory": render_memory(known), "question": q}
         if node is not None:
             node.source = "llm"
-        reply = self._llm(state, "answer_memory", prompt, self.cfg.answer_tokens, reserved=reserved)
-        return self._clean(reply)
+        reply = self._llm(state, "answer_memory", values, self.cfg.answer_tokens, reserved=reserved)
+        return self._clean(state, reply, node)
 
     @staticmethod
     def _note(state: _State, note: str) -> None:
@@ -344,25 +357,42 @@ class Rebel:
             state.trace.meta["limits"].append(note)
 
     @staticmethod
-    def _clean(text: str) -> str:
-        return text.strip()
+    def _clean(state: _State, text: str, node: Node | None) -> str:
+        answer = chat_answer(text) if state.chat else text.strip()
+        if node is not None and answer != text.strip():
+            node.meta["reply"] = text  # the whole chat reply, kept beside the answer read
+        if not answer and text.strip():
+            state.trace.errors.append(f"{node.id if node else 'q'}: no answer in {text!r}")
+            return text.strip()
+        return answer
 
     def _llm(
         self,
         state: _State,
         purpose: str,
-        prompt: str,
+        values: dict[str, Any],
         max_tokens: int,
         stop: tuple[str, ...] = ("\n",),
         *,
         reserved: bool = False,
     ) -> str:
+        """Every REBEL call: ``rebel/PURPOSE`` filled with ``values``, in the client's form."""
         # One call is held back so a stopped recursion can still answer the question.
         limit = self.cfg.max_llm_calls if reserved else self.cfg.max_llm_calls - 1
         if state.llm_calls >= limit:
             raise _OutOfCalls
         state.llm_calls += 1
         emit("llm", purpose=purpose)
-        result = self.llm.complete(prompt, max_tokens=max_tokens, stop=stop, temperature=0.0)
+        template = f"rebel/{purpose}"
+        if state.chat:
+            result = self.llm.chat(
+                prompts.messages(template, **values),
+                max_tokens=max_tokens + self.cfg.chat_tokens,
+                stop=(),
+                temperature=0.0,
+            )
+        else:
+            prompt = prompts.fill(template, **values)
+            result = self.llm.complete(prompt, max_tokens=max_tokens, stop=stop, temperature=0.0)
         state.trace.usage.add(result.usage)
         return result.text

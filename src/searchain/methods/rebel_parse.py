@@ -1,7 +1,9 @@
-"""Reading what a (small, base) model writes in REBEL's steps: a JSON list of subquestions,
-a yes/no, a tool number and a JSON object of tool input. Each parser is tolerant of the
-usual damage — code fences, text around the JSON, a list cut off by the token limit — and
-says what it did, but never guesses by splitting on commas (commas live inside questions).
+"""Reading what a (small, base or chat) model writes in REBEL's steps: a JSON list of
+subquestions, a yes/no, a tool number, a JSON object of tool input and an answer. Each parser
+is tolerant of the usual damage — code fences, text around the JSON, a list cut off by the
+token limit — and says what it did, but never guesses by splitting on commas (commas live
+inside questions). Chat models add habits of their own ("Sure, here are the subquestions:",
+markdown lists and bold, "**No**", "Answer: ..."): the ``chat=True`` readers take those too.
 """
 
 from __future__ import annotations
@@ -43,9 +45,13 @@ def _skip(text: str, i: int, chars: str = " \t\r\n,") -> int:
     return i
 
 
-def parse_subquestions(text: str) -> tuple[list[str], str]:
+def parse_subquestions(text: str, *, chat: bool = False) -> tuple[list[str], str]:
     """The subquestions in a reply, and how they were read: ``"json"``, ``"json-partial"``,
-    ``"list"`` (numbered or bulleted lines), ``"empty"`` or ``"unparsed"``."""
+    ``"list"`` (numbered or bulleted lines), ``"empty"`` or ``"unparsed"``. With ``chat``,
+    markdown is removed first and a reply of question lines with no list marks is read as
+    ``"questions"``, one a line."""
+    if chat:
+        return _chat_subquestions(text)
     body = _unfence(text).strip()
     if not body:
         return [], "empty"
@@ -84,6 +90,15 @@ def parse_tool_number(text: str, names: list[str]) -> int | None:
     return min(hits)[1] if hits else None
 
 
+def find_tool_number(text: str, names: list[str], descriptions: list[str]) -> int | None:
+    """A chat model's tool choice. Chat replies often echo the tool list before choosing
+    ("Tool 1: Search: ...\nTool 2: Calculator: ...\n\nTool 2 is best"): lines that repeat a
+    tool's description are skipped, then as ``parse_tool_number``."""
+    marks = [d.lower()[:24] for d in descriptions if d]
+    kept = [ln for ln in _demarkdown(text).splitlines() if not any(m in ln.lower() for m in marks)]
+    return parse_tool_number("\n".join(kept), names) or parse_tool_number(text, names)
+
+
 def parse_json_object(text: str) -> tuple[dict[str, Any] | None, str]:
     """A JSON object from a reply. Whole objects first; else the leading ``"key": value``
     pairs that parse (a reply cut off by the token limit, or one that rambles on)."""
@@ -113,3 +128,58 @@ def parse_json_object(text: str) -> tuple[dict[str, Any] | None, str]:
     if pairs:
         return pairs, "json-partial"
     return None, "invalid JSON"
+
+
+# -- chat habits --------------------------------------------------------------------------
+_EMPHASIS = re.compile(r"\*\*|__|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)|`")
+_LABEL = re.compile(r"^(?:sub-?questions?\s*\d*|q\d*|step\s*\d+)\s*[:.)-]\s*", re.I)
+# "Sure!" alone, or a line introducing what follows ("Sure, here are the subquestions:").
+_FILLER = re.compile(
+    r"^(?:(?:sure|certainly|of course|okay|ok)\W*|(?:sure|certainly|okay|ok|here)\b.*:)$", re.I
+)
+
+
+def _demarkdown(line: str) -> str:
+    line = re.sub(r"^\s*#+\s*", "", line)
+    return _EMPHASIS.sub("", line).strip()
+
+
+def _chat_subquestions(text: str) -> tuple[list[str], str]:
+    fenced = _FENCE.search(text)
+    if fenced and "[" in fenced.group(1):
+        subs, how = parse_subquestions(fenced.group(1))
+        if how.startswith("json"):
+            return subs, how
+    lines = [_demarkdown(ln) for ln in text.splitlines()]
+    lines = [ln for ln in lines if ln and not ln.startswith("```")]
+    body = "\n".join(lines)
+    if not body:
+        return [], "empty"
+    subs, how = parse_subquestions(body)
+    if how.startswith("json") or how == "list":
+        items = [_LABEL.sub("", s).strip().strip('"').strip() for s in subs]
+        return [s for s in items if s], how
+    questions = [_LABEL.sub("", ln).strip('"') for ln in lines if not _FILLER.match(ln)]
+    if questions and all(q.endswith("?") for q in questions):
+        return questions, "questions"
+    return [], "unparsed"
+
+
+def find_yes_no(text: str) -> bool | None:
+    """A chat model's yes/no: the first "yes" or "no" word anywhere in the reply ("**No**",
+    "Answer: yes", "The answer is no."), else None."""
+    m = re.search(r"\b(yes|no)\b", _demarkdown(text), re.I)
+    return None if m is None else m.group(1).lower() == "yes"
+
+
+_ANSWER_LABEL = re.compile(r"^(?:a|answer|final answer)\s*:\s*", re.I)
+
+
+def chat_answer(text: str) -> str:
+    """The answer sentence of a chat reply: its first line that is not a "Sure!"-style
+    preamble, without markdown or an "A:"/"Answer:" label ("" for an empty reply)."""
+    for raw in text.splitlines():
+        line = _ANSWER_LABEL.sub("", _demarkdown(re.sub(r"^\s*[-*•]\s+", "", raw))).strip()
+        if line and not _FILLER.match(line):
+            return re.sub(r"^(?:sure|certainly|of course)[,!]\s+(?=\S)", "", line, flags=re.I)
+    return ""

@@ -18,7 +18,6 @@ from typing import Any, Protocol, runtime_checkable
 
 from searchain.types import Passage, Usage
 
-
 # The confidence of an answer that does not occur in its passage (an LLM reader's guess):
 # far below any θ, so it never overrules the LLM, and never counts as what IR found.
 UNGROUNDED = -99.0

@@ -24,7 +24,6 @@ from searchain.text import normalize_answer
 from searchain.types import Passage
 
 
-
 class NoLogprobsError(LLMError):
     """The LLM backend returned no token log-probabilities, so no confidence exists."""
 

@@ -7,7 +7,12 @@ the pages are fetched safely, split into ~100-word passages and ranked against t
 """
 
 from searchain.retrieval.llm_url.fetcher import FetchConfig, PageFetcher, PageResult
-from searchain.retrieval.llm_url.generate import build_prompt, generate_urls, load_demos
+from searchain.retrieval.llm_url.generate import (
+    build_messages,
+    build_prompt,
+    generate_urls,
+    load_demos,
+)
 from searchain.retrieval.llm_url.html_text import html_to_text
 from searchain.retrieval.llm_url.mirror import MirrorCorpus, MirrorServer, render_page
 from searchain.retrieval.llm_url.ranking import Document, rank_passages, split_document
@@ -19,7 +24,12 @@ from searchain.retrieval.llm_url.retriever import (
     with_retrieval_reports,
 )
 from searchain.retrieval.llm_url.spec import is_llm_url_spec, open_llm_url, parse_spec
-from searchain.retrieval.llm_url.urls import ExtractedURL, Extraction, extract_urls
+from searchain.retrieval.llm_url.urls import (
+    ExtractedURL,
+    Extraction,
+    extract_chat_urls,
+    extract_urls,
+)
 
 __all__ = [
     "Document",
@@ -33,8 +43,10 @@ __all__ = [
     "PageFetcher",
     "PageResult",
     "Retrieval",
+    "build_messages",
     "build_prompt",
     "collect",
+    "extract_chat_urls",
     "extract_urls",
     "generate_urls",
     "html_to_text",

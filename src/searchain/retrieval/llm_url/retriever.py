@@ -9,7 +9,9 @@ What happened along the way — the model's text, every URL with its fate (``mal
 is a *retrieval report*. :meth:`LLMURLRetriever.retrieve` returns it; :meth:`search` also
 hands it to :func:`collect` when the caller collects, which is how
 :func:`with_retrieval_reports` puts it into a method's ``Trace.meta["retrieval"]`` (and the
-URL generation's LLM usage into ``Trace.usage``) without the method knowing.
+URL generation's LLM usage into ``Trace.usage``) without the method knowing. The report says
+which prompt form the URLs were asked in (``prompt_form``); a chat reply that named no usable
+URL is in its ``errors``, which :func:`with_retrieval_reports` also adds to ``Trace.errors``.
 """
 
 from __future__ import annotations
@@ -33,7 +35,12 @@ from searchain.retrieval.llm_url.generate import (
     without,
 )
 from searchain.retrieval.llm_url.ranking import RANKERS, Document, rank_passages, split_document
-from searchain.retrieval.llm_url.urls import ExtractedURL, extract_urls, title_to_path
+from searchain.retrieval.llm_url.urls import (
+    ExtractedURL,
+    extract_chat_urls,
+    extract_urls,
+    title_to_path,
+)
 from searchain.types import Passage, Trace, Usage
 
 _reports: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
@@ -63,13 +70,19 @@ def with_retrieval_reports(run: Callable[[str], Trace]) -> Callable[[str], Trace
             trace.meta.setdefault("retrieval", []).extend(reports)
             for r in reports:
                 trace.usage.add(Usage.from_dict(r.get("usage", {})))
+                trace.errors.extend(e for e in r.get("errors", ()) if e not in trace.errors)
         return trace
 
     return wrapped
 
 
-def generation_of(text: str, m: int = 10, hosts: tuple[str, ...] = ("en.wikipedia.org",)):
-    """A :class:`Generation` for text a model (or a user) wrote after the primer."""
+def generation_of(
+    text: str, m: int = 10, hosts: tuple[str, ...] = ("en.wikipedia.org",), *, chat: bool = False
+) -> Generation:
+    """A :class:`Generation` for text a model (or a user) wrote after the primer, or with
+    ``chat`` for a chat model's whole reply."""
+    if chat:
+        return Generation("", text, extract_chat_urls(text, m=m, allowed_hosts=hosts), form="chat")
     return Generation("", text, extract_urls(PRIMER + text, m=m, allowed_hosts=hosts))
 
 
@@ -187,6 +200,7 @@ class LLMURLRetriever:
             "m": cfg.m,
             "shots": len(self.demos),
             "demos_excluded": len(self.excluded_demos),
+            "prompt_form": gen.form,
             "completion": gen.completion,
             "urls": entries,
             "duplicates": gen.extraction.duplicates,
@@ -199,6 +213,8 @@ class LLMURLRetriever:
             "pooled_passages": len(pooled),
             "usage": gen.usage.to_dict(),
         }
+        if gen.errors:
+            report["errors"] = list(gen.errors)
         return Retrieval(top, report)
 
     def _fetch_alternatives(

@@ -226,3 +226,53 @@ def extract_urls(
             kept += 1
         out.candidates.append(item)
     return out
+
+
+# -- chat replies ----------------------------------------------------------------------------
+# An instruct model does not continue a primer: it answers in markdown. What it wraps around
+# the URLs is unwrapped before extraction, so that only the URLs are left as URL-like runs;
+# what then counts as a URL, and whether it is usable, is decided by extract_urls as for base
+# models (the same validation; nothing here fetches anything).
+
+# Markdown escapes (Kiss\_and\_Tell\_\(1945\_film\)): a backslash would end the URL.
+_MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!'~|])")
+# A URL in a markdown link target: balanced parentheses, no whitespace.
+_LINK_TARGET = r"(?:[^()\s<>]|\([^()\s<>]*\))+"
+# [text](target "title"), ![alt](target), [text](<target>); the text may itself be a URL
+# (then its "](" would glue the two into one run).
+_MD_LINK = re.compile(
+    r"!?\[(?P<text>[^\]\n]*)\]\(\s*<?(?P<target>" + _LINK_TARGET + r")>?"
+    r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"
+)
+# A relative article link ("/wiki/Paris", "wiki/Paris") as a link target or a list item.
+_RELATIVE = re.compile(r"^/?wiki/")
+_LIST_ITEM = re.compile(r"(?m)^(\s*(?:[-*+•]|\d+[.)])?\s*)(/?wiki/[^\s/])")
+# Full-width and CJK punctuation the model may put after a URL, with no space before it.
+_WIDE_PUNCT = re.compile(r"[，。；：、！？）（「」『』【】《》]")
+RELATIVE_HOST = "https://en.wikipedia.org"
+
+
+def _link(match: re.Match[str]) -> str:
+    target = match.group("target")
+    if _RELATIVE.match(target):
+        target = f"{RELATIVE_HOST}/{target.lstrip('/')}"
+    return f" {target} "
+
+
+def unwrap_chat_reply(reply: str) -> str:
+    """``reply`` with the markup a chat model puts around URLs taken off: markdown escapes,
+    links (``[text](url)`` becomes ``url``; a relative ``/wiki/Title`` target gets the
+    en.wikipedia.org host), relative ``/wiki/Title`` list items, full-width punctuation.
+    Bullets, numbering, bold, angle brackets, quotes, code fences and trailing punctuation
+    need nothing: :func:`extract_urls` already ends or trims URLs at them."""
+    text = _MD_ESCAPE.sub(r"\1", reply)
+    text = _MD_LINK.sub(_link, text)
+    text = _LIST_ITEM.sub(lambda m: f"{m.group(1)}{RELATIVE_HOST}/{m.group(2).lstrip('/')}", text)
+    return _WIDE_PUNCT.sub(" ", text)
+
+
+def extract_chat_urls(
+    reply: str, m: int | None = None, allowed_hosts: tuple[str, ...] = ("en.wikipedia.org",)
+) -> Extraction:
+    """:func:`extract_urls` on a chat model's reply (:func:`unwrap_chat_reply`)."""
+    return extract_urls(unwrap_chat_reply(reply), m=m, allowed_hosts=allowed_hosts)

@@ -93,6 +93,21 @@ function treeNote(trace) {
   return out.map((t) => h("p", { class: t.startsWith("note: ") ? "warn" : "meta-line" }, t));
 }
 
+// What the model wrote, call by call (meta.llm_calls): the raw outputs before any parsing,
+// so a chain that did not parse can be read as the model wrote it. Text only, never HTML.
+function modelCalls(trace) {
+  const calls = trace.meta?.llm_calls || [];
+  if (!calls.length) return null;
+  const box = h("details", { class: "calls" },
+    h("summary", {}, `Model calls (${calls.length}, ${trace.meta?.prompt_form || "?"} form): what the model wrote`));
+  for (const c of calls) {
+    const head = `#${c.n} ${c.kind}${c.cached ? " · cached" : ""} · ${c.prompt_tokens} in / ` +
+      `${c.completion_tokens} out · finish ${c.finish_reason ?? "?"} · request ${c.request}`;
+    box.append(h("p", { class: "meta-line" }, head), h("pre", { class: "raw" }, c.output || "(empty)"));
+  }
+  return h("section", { class: "card", "aria-label": "Model calls" }, box);
+}
+
 export function renderTrace(container, trace) {
   container.replaceChildren();
   const refsList = h("ol", { class: "refs", id: "refs" });
@@ -136,6 +151,8 @@ export function renderTrace(container, trace) {
     h("h2", {}, `Reasoning (${n} node${n === 1 ? "" : "s"})`), ...treeNote(trace), legend(trace),
     wrap, detail));
   renderTree(wrap, trace, (node) => nodeDetail(detail, node));
+  const calls = modelCalls(trace);
+  if (calls) container.append(calls);
   container.dataset.nodes = String(n);
   return { highlight };
 }

@@ -1,0 +1,106 @@
+"""SearChain on an instruct model, in the paper's dialogue form, for real.
+
+The 0.5B Qwen instruct model (the tests' chat model) runs the whole loop locally through its
+own chat template: the chain is an assistant turn, feedback a user turn, tracing a last user
+turn. And a real ``llama_cpp.server`` serving the same model answers through the OpenAI chat
+API with log-probs (asked with ``top_logprobs``), so the reader's confidences are numbers and
+IR verification can fire. ``r_max`` is 2 to bound the suite's time; the loop is the same.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from searchain import citations
+from searchain.llm import make_llm
+from searchain.llm.local import LocalLLM
+from searchain.methods.base import run_traced
+from searchain.methods.searchain import SearChain, SearChainConfig, _Run
+from searchain.readers.llm_reader import LLMReader
+from searchain.readers.similarity import QueryMemory
+from searchain.retrieval import BM25Index, default_index
+from searchain.types import Node, Trace
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> BM25Index:
+    return default_index(cache_dir=tmp_path_factory.mktemp("cache"))
+
+
+def _check(trace: Trace) -> None:
+    assert trace.meta["prompt_form"] == "chat"
+    assert trace.answer.strip(), f"empty answer; errors: {trace.errors}"
+    chains = trace.meta["chains"]
+    assert chains and all(isinstance(c, str) for c in chains)  # what the model wrote, kept
+    calls = trace.meta["llm_calls"]
+    assert calls and {c["form"] for c in calls} == {"chat"}
+    assert next(c["output"] for c in calls if c["kind"] == "chat") == chains[0]
+    nodes = [n for n in trace.nodes if n.id != "q"]
+    if trace.meta.get("answered_without_nodes"):
+        assert trace.final_content and not trace.citations
+        return
+    assert nodes, "a chain of nodes"
+    # The traced final content cites the verified path: every mark resolves to a passage.
+    assert trace.final_content and trace.references
+    for c in trace.citations:
+        assert c.passage_id in {p.id for p in trace.references}
+    model_marks = citations.marks(trace.meta["tracing_output"])
+    # A mark outside the path is not dropped silently: the trace says so.
+    assert all(1 <= m <= len(trace.references) for m in model_marks) or any(
+        "points to" in e for e in trace.errors
+    )
+    read = [n.meta["reader"] for n in nodes if "reader" in n.meta]
+    assert read, "IR read the nodes"
+    for r in read:  # confidences are measured numbers, and say where they came from
+        assert r["confidence_source"] in ("logprobs (chat form)", "ungrounded span")
+        if r["confidence_source"] == "logprobs (chat form)":
+            assert r["confidence"] is not None and -20 < r["confidence"] <= 0
+
+
+def test_local_chat_searchain_answers_three_hotpotqa_questions(
+    chat_llm: LocalLLM, index: BM25Index, hotpot: list[dict]
+) -> None:
+    method = SearChain(chat_llm, index, LLMReader(chat_llm), SearChainConfig(r_max=2))
+    for item in hotpot[:3]:
+        _check(run_traced(method, item["question_text"], chat_llm))
+
+
+def test_a_wrong_answer_contradicting_a_confident_passage_is_corrected(
+    chat_llm: LocalLLM, tmp_path: Path
+) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    rows = [
+        {"id": "jaws", "title": "Jaws (film)",
+         "text": "Jaws is a 1975 American thriller film directed by Steven Spielberg."},
+        {"id": "star", "title": "Star Wars (film)",
+         "text": "Star Wars is a 1977 space opera film written and directed by George Lucas."},
+    ]  # fmt: skip
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    idx = BM25Index.from_corpus(corpus, tmp_path / "idx")
+    method = SearChain(chat_llm, idx, LLMReader(chat_llm), SearChainConfig())
+    question = "Who directed the film Jaws?"
+    state = _Run(question, Trace(question=question, method="searchain"), QueryMemory())
+    meta = {"unsolved": False, "status": "unverified", "round": 1, "step": 1}
+    node = Node("r1.1", "Who directed the film Jaws?", "George Lucas", "llm", "q", meta=meta)
+    fb = method._traverse(state, [node])  # the real retrieval, reader and θ
+    assert fb is not None and fb.kind == "verify"
+    assert fb.reader.answer == "Steven Spielberg" and fb.passage.id.startswith("jaws")
+    assert math.isfinite(fb.reader.confidence) and fb.reader.confidence > method.theta
+    method._apply(state, fb)
+    assert node.answer == "Steven Spielberg" and node.source == "ir-corrected"
+    assert node.meta["llm_answer"] == "George Lucas"  # what the model said stays in the trace
+
+
+def test_chat_searchain_through_a_real_llama_cpp_server(
+    chat_server: str, index: BM25Index, hotpot: list[dict]
+) -> None:
+    llm = make_llm("openai", model="qwen2.5-coder-0.5b", base_url=chat_server, cache=False)
+    assert llm.form == "chat"
+    method = SearChain(llm, index, LLMReader(llm), SearChainConfig(r_max=2))
+    _check(run_traced(method, hotpot[0]["question_text"], llm))
