@@ -104,3 +104,28 @@ def test_chat_searchain_through_a_real_llama_cpp_server(
     assert llm.form == "chat"
     method = SearChain(llm, index, LLMReader(llm), SearChainConfig(r_max=2))
     _check(run_traced(method, hotpot[0]["question_text"], llm))
+
+
+# Qwen2.5-Coder-1.5B-Instruct's whole reply to the completion-form CoQ prompt of HotpotQA's
+# first question (recorded from `searchain eval --api completions`): no node, a [Final
+# Content], then the chain again in a loop until the token limit.
+LOOPING = (
+    " [Query]\n[Answer]\n[Final Content]: The woman who portrayed Corliss Archer in the film "
+    "Kiss and Tell was held by the position of actress. So the answer is actress. [Query] = "
+    '"What government position was held by the woman who portrayed Corliss Archer in the film '
+    'Kiss and Tell? " [Answer] = actress. [Final Content] = The woman who portrayed Corliss '
+    "Archer in the film Kiss and Tell was held by the position of actress. So the answer is "
+    "actress. [Query] ="
+)
+
+
+def test_a_chain_without_nodes_answers_from_its_final_content() -> None:
+    from searchain.answers import short_answer
+    from searchain.methods.coq_parser import parse_chain
+    from searchain.methods.searchain import content_only
+
+    chain = parse_chain(LOOPING)
+    assert not chain.nodes and chain.final_content
+    content = content_only(chain.final_content)
+    assert content.endswith("So the answer is actress.") and "[Query]" not in content
+    assert short_answer(content) == "actress"

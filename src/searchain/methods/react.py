@@ -8,6 +8,12 @@ before "Observation i:"; a thought without an action gets a second call that ask
 with an observation saying so. After ``max_steps`` steps without Finish, the method writes
 "Action n: Finish[" and lets the model fill in the answer, and notes that in ``errors``.
 
+Chat models (``prompts/baselines/react.chat.txt``) get the same instruction and demos as a
+dialogue: each Thought/Action is an assistant turn (stopped before any "Observation"), each
+"Observation i: ..." a user turn. The action is read through chat habits (markdown, an action
+without "Action i:", "Search: X" or a missing bracket); a reply without one is recorded in
+``errors``. The forced Finish is a user request appended to the last observation.
+
 A search repeated word for word returns the next passages not shown yet (base models loop
 on one query). Every search is a node with its passages; the final answer gets a ``[n]``
 mark to the first retrieved passage that contains it (origin "post-hoc").
@@ -19,8 +25,10 @@ import re
 import time
 
 from searchain import prompts
+from searchain.answers import short_answer
 from searchain.events import emit
 from searchain.llm import LLM
+from searchain.methods.base import is_chat
 from searchain.methods.baseline_util import References, clean
 from searchain.retrieval.base import Retriever
 from searchain.text import normalize_answer
@@ -31,6 +39,18 @@ _ACTION_LINE = re.compile(r"\n\s*Action\s*\d*\s*:", re.I)
 _ACTION = re.compile(r"^\s*(\w+)\s*\[(.*?)(?:\]|$)", re.S)
 MAX_QUERY_CHARS = 300  # a query is model output: bounded before it reaches the retriever
 INVALID = "Invalid action. Valid actions are Search[query] and Finish[answer]."
+# A chat model copies INVALID's "Search[query]" into its next action ("Search[Invalid action]").
+CHAT_INVALID = (
+    "Invalid action: Action {i} must be Search[...] with a query, or Finish[...] with the answer."
+)
+_MARKUP = re.compile(r"\*\*|__|`")
+_THOUGHT = re.compile(r"^\s*Thought\s*\d*\s*:\s*", re.I)
+_CHAT_ACTION_LINE = re.compile(r"(?:^|\s)Action\s*\d*\s*:", re.I)
+_BARE_ACTION = re.compile(r"\b(Search|Finish)\s*\[", re.I)
+_LOOSE = re.compile(r"^\s*(search|finish)\b\s*(?:[:(]\s*)?(.*?)\s*\)?\s*$", re.I)
+Message = dict[str, str]
+# The instruction's own placeholders: a small chat model copies "Search[query]" from it.
+PLACEHOLDERS = ("query", "answer", "...", "")
 
 
 def parse_action(text: str) -> tuple[str, str]:
@@ -41,6 +61,32 @@ def parse_action(text: str) -> tuple[str, str]:
     if not m:
         return "", line
     return m.group(1).lower(), m.group(2).strip()
+
+
+def split_reply(reply: str) -> tuple[str, str]:
+    """(thought, action text) of a chat reply: the action after "Action i:", else from the
+    first "Search[" / "Finish[" anywhere; ``""`` when the reply has none. Markdown goes."""
+    text = _MARKUP.sub("", reply).strip()
+    m = _CHAT_ACTION_LINE.search(text) or _BARE_ACTION.search(text)
+    if m is None:
+        thought, action = text, ""
+    else:
+        start = m.end() if m.re is _CHAT_ACTION_LINE else m.start()
+        thought, action = text[: m.start()], text[start:].strip()
+    thought = " ".join(_THOUGHT.sub("", thought.strip()).split())
+    return thought, action
+
+
+def parse_chat_action(text: str) -> tuple[str, str]:
+    """``parse_action`` with the liberties chat models take: "Search: X", "Search X",
+    "Finish(X)", quotes and markdown around the argument."""
+    text = _MARKUP.sub("", text).strip()
+    kind, arg = parse_action(text)
+    if kind not in ("search", "finish") and (m := _LOOSE.match(text.split("\n")[0])):
+        kind, arg = m.group(1).lower(), m.group(2)
+    if kind in ("search", "finish"):
+        arg = arg.strip().strip("\"'“”").strip()
+    return kind, arg
 
 
 def observation(passages: list[Passage], words: int) -> str:
@@ -73,13 +119,22 @@ class ReAct:
         emit("start", method=self.name, question=question)
         trace = Trace(question=question, method=self.name)
         refs = References()
-        prompt = prompts.fill(TEMPLATE, question=question)
+        chat = is_chat(self.llm)
+        trace.meta["prompt_form"] = "chat" if chat else "completion"
+        messages = prompts.messages(TEMPLATE, question=question) if chat else []
+        # The transcript; for base models, also the prompt they continue.
+        prompt = f"Question: {question}" if chat else prompts.fill(TEMPLATE, question=question)
         shown: dict[str, list[str]] = {}  # normalised query -> passage ids shown for it
         answer: str | None = None
         for i in range(1, self.max_steps + 1):
             emit("round", n=i)
             trace.rounds = i
-            thought, kind, arg = self._step(prompt, i, trace)
+            if chat:
+                thought, kind, arg = self._chat_step(messages, i, trace)
+                step = f"Thought {i}: {thought}\nAction {i}: {_render(kind, arg)}"
+                messages.append({"role": "assistant", "content": step})
+            else:
+                thought, kind, arg = self._step(prompt, i, trace)
             prompt += f"\nThought {i}: {thought}\nAction {i}: {_render(kind, arg)}"
             node = Node(
                 id=str(i),
@@ -89,7 +144,7 @@ class ReAct:
             )
             trace.nodes.append(node)
             if kind == "finish":
-                answer = clean(arg)
+                answer = (short_answer(arg) or clean(arg)) if chat else clean(arg)
                 node.answer, node.query = answer, question
                 break
             if kind == "search" and arg:
@@ -99,10 +154,12 @@ class ReAct:
                 obs = observation(node.passages, self.observation_words)
                 obs = obs or f"No new results for {arg[:MAX_QUERY_CHARS]}."
             else:
-                obs = INVALID
+                obs = CHAT_INVALID.format(i=i) if chat else INVALID
             node.meta["observation"] = obs
             emit("node", id=node.id, status=kind or "invalid", source=node.source)
             prompt += f"\nObservation {i}: {obs}"
+            if chat:
+                messages.append({"role": "user", "content": f"Observation {i}: {obs}"})
         if answer is None:
             n = self.max_steps + 1
             trace.errors.append(
@@ -110,11 +167,14 @@ class ReAct:
                 f'forced with "Action {n}: Finish["'
             )
             emit("llm", purpose="forced finish")
-            result = self.llm.complete(
-                f"{prompt}\nAction {n}: Finish[", max_tokens=32, stop=("]", "\n")
-            )
-            trace.usage.add(result.usage)
-            answer = clean(result.text)
+            if chat:
+                answer = self._chat_finish(messages, n, trace)
+            else:
+                result = self.llm.complete(
+                    f"{prompt}\nAction {n}: Finish[", max_tokens=32, stop=("]", "\n")
+                )
+                trace.usage.add(result.usage)
+                answer = clean(result.text)
             trace.nodes.append(
                 Node(
                     id=str(n),
@@ -159,6 +219,52 @@ class ReAct:
             trace.meta.setdefault("invalid_actions", []).append(f"{i}: {raw}")
             return thought, "", raw
         return thought, kind, arg
+
+    def _chat_step(self, messages: list[Message], i: int, trace: Trace) -> tuple[str, str, str]:
+        """One Thought/Action as an assistant turn: (thought, action kind, argument)."""
+        emit("llm", purpose="thought")
+        # Not "Thought {i + 1}:": a reply may open with a misnumbered "Thought 3:" at step 2.
+        stop = ("\nObservation", "\nThought", "\nQuestion:")
+        result = self.llm.chat(messages, max_tokens=self.step_tokens, stop=stop)
+        trace.usage.add(result.usage)
+        thought, action = split_reply(result.text)
+        if not action:  # a thought alone: ask for the action, as for base models
+            emit("llm", purpose="action")
+            asked = [
+                *messages,
+                {"role": "assistant", "content": f"Thought {i}: {thought}"},
+                {"role": "user", "content": f"Thought {i} has no action. Write Action {i}."},
+            ]
+            again = self.llm.chat(asked, max_tokens=32, stop=stop)
+            trace.usage.add(again.usage)
+            action = split_reply(again.text)[1] or _MARKUP.sub("", again.text).strip()
+        kind, arg = parse_chat_action(action)
+        if kind not in ("search", "finish") or arg.lower() in PLACEHOLDERS:
+            raw = action.strip().split("\n")[0][:MAX_QUERY_CHARS]
+            trace.meta.setdefault("invalid_actions", []).append(f"{i}: {raw}")
+            what = "a placeholder action" if kind else "no Search[...] or Finish[...]"
+            trace.errors.append(f"step {i}: {what} in the reply {result.text[:200]!r}")
+            return thought, "", raw
+        return thought, kind, arg
+
+    def _chat_finish(self, messages: list[Message], n: int, trace: Trace) -> str:
+        """The forced Finish: a request appended to the last observation (a user turn)."""
+        asked = [dict(m) for m in messages]
+        request = (
+            f"That was the last step. Write Action {n}: Finish[...] with the short answer to "
+            "the question, as well as you can tell it from the observations."
+        )
+        if asked[-1]["role"] == "user":
+            asked[-1]["content"] += "\n" + request
+        else:
+            asked.append({"role": "user", "content": request})
+        result = self.llm.chat(asked, max_tokens=48, stop=("\nObservation", "\nQuestion:"))
+        trace.usage.add(result.usage)
+        kind, arg = parse_chat_action(split_reply(result.text)[1])
+        if kind == "finish" and arg.lower() not in PLACEHOLDERS:
+            return short_answer(arg) or clean(arg)
+        trace.errors.append(f"the forced finish wrote no Finish[...]: {result.text[:200]!r}")
+        return short_answer(result.text)
 
     def _search(self, query: str, shown: dict[str, list[str]]) -> list[Passage]:
         key = normalize_answer(query)

@@ -25,6 +25,7 @@ A chain with no parsable node but a ``[Final Content]`` answers from that conten
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -313,7 +314,8 @@ class SearChain:
         """A chain with no parsable node but a [Final Content]: the model needed no
         retrieval; its content is the answer (uncited, from the LLM), as the paper allows."""
         trace = state.trace
-        self._no_ir_answer(state, chain, form)
+        trace.final_content = content_only(chain.final_content)
+        trace.answer = short_answer(trace.final_content)
         trace.nodes.append(
             Node(id="r1.content", query=state.question, answer=trace.answer, source="llm",
                  parent="q", meta={"status": "final-content-only"})
@@ -329,6 +331,12 @@ class SearChain:
         if not trace.answer and chain.nodes:
             last: CoQNode = chain.nodes[-1]
             trace.answer = last.answer or ""
+
+
+def content_only(final_content: str) -> str:
+    """A [Final Content] without the chain a looping model writes after it ("[Query] = ...")."""
+    tags = r"\s\[(?:Query|Answer|Final Content|Question|Unsolved)"
+    return re.split(tags, final_content)[0].strip()
 
 
 def branch_nodes(trace: Trace) -> list[Node]:

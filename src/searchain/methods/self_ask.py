@@ -14,6 +14,15 @@ The model is shown the paper's demos and asks itself follow-up questions::
   "So the final answer is:" and lets the model finish (the paper's own fallback), noting why.
 * ``self-ask-no-search``: one completion; the model answers its own follow-ups.
 
+Chat models (``prompts/baselines/self_ask.chat.txt``) get the same demos as user questions and
+assistant transcripts. With search, the model's turn stops before "Intermediate answer:"; the
+answer comes back as a user message ("Intermediate answer: X."), and the model continues in a
+new assistant turn with its next "Follow up:" or "So the final answer is:". (Demos split into
+such turns instead made Qwen2.5-0.5B copy the last demo's final answer, "No", on 3 of 9
+HotpotQA questions; whole transcripts: never.) Without search, one reply holds the whole
+transcript. Replies are read through their markdown; a missing final answer is asked for in a
+user message.
+
 Every follow-up becomes a node with its passages; an intermediate or final answer found in a
 retrieved passage gets a ``[n]`` mark to it (origin "post-hoc": the method attaches it).
 The final content is the intermediate answers and the final answer, without the follow-up
@@ -26,8 +35,10 @@ import re
 import time
 
 from searchain import prompts
+from searchain.answers import short_answer
 from searchain.events import emit
 from searchain.llm import LLM
+from searchain.methods.base import call_template, is_chat
 from searchain.methods.baseline_util import References, clean, final_answer
 from searchain.methods.retrieve_read import render_documents
 from searchain.retrieval.base import Retriever
@@ -41,6 +52,16 @@ STOP_ALONE = ("\nQuestion:", "\n\n")
 FORCE = "\nSo the final answer is:"
 _FOLLOW_UP = re.compile(r"^\s*follow[ -]?up\s*:\s*(.*)$", re.I | re.M)
 _INTERMEDIATE = re.compile(r"^\s*intermediate answer\s*:\s*(.*)$", re.I | re.M)
+# A chat turn is one message: it may write "Intermediate answer:" mid-line.
+CHAT_STOP_SEARCH = ("Intermediate answer:", "Intermediate Answer:", "\nQuestion:")
+CHAT_STOP_ALONE = ("\nQuestion:",)
+FINAL_REQUEST = (
+    'No more follow up questions. Give the final answer as "So the final answer is: " '
+    "followed by the short answer."
+)
+_MARKUP = re.compile(r"\*\*|__|`")
+_BULLET = re.compile(r"^[ \t]*(?:[-*•]|\d+[.)])[ \t]+", re.M)
+Message = dict[str, str]
 
 
 def follow_ups(text: str) -> list[str]:
@@ -58,6 +79,27 @@ def pairs(text: str) -> list[tuple[str, str]]:
         elif (m := _INTERMEDIATE.match(line)) and out and not out[-1][1]:
             out[-1] = (out[-1][0], clean(m.group(1)))
     return [(q, a) for q, a in out if q]
+
+
+def plain(text: str) -> str:
+    """A chat reply without markdown emphasis and list bullets ("**Follow up:** X",
+    "- Follow up: X"), so that its lines parse like a base model's."""
+    return _BULLET.sub("", _MARKUP.sub("", text)).strip()
+
+
+def chat_follow_up(reply: str) -> tuple[str, str] | None:
+    """(the follow-up to answer, the turn through its line) of a chat reply, or ``None``.
+    The reply stops right before "Intermediate answer:": a follow-up on its last line is the
+    one asked; otherwise (a list of follow-ups, no answer marker) the first one is."""
+    lines = reply.split("\n")
+    found = [i for i, line in enumerate(lines) if follow_ups(line)]
+    if not found:
+        return None
+    last = len(lines) - 1
+    while last > 0 and not lines[last].strip():
+        last -= 1
+    i = last if last in found else found[0]
+    return follow_ups(lines[i])[0], "\n".join(lines[: i + 1]).strip()
 
 
 class SelfAsk:
@@ -82,17 +124,25 @@ class SelfAsk:
         emit("start", method=self.name, question=question)
         trace = Trace(question=question, method=self.name)
         refs = References()
-        prompt = prompts.fill(TEMPLATE, question=question)
-        if self.retriever is None:
-            text, answer = self._alone(prompt, trace)
+        chat = is_chat(self.llm)
+        trace.meta["prompt_form"] = "chat" if chat else "completion"
+        if chat:
+            text, answer = self._chat(question, trace, refs)
         else:
-            text, answer = self._with_search(prompt, trace, refs)
-        if answer is None:
-            emit("llm", purpose="final answer")
-            result = self.llm.complete(prompt + text.rstrip() + FORCE, max_tokens=32, stop=("\n",))
-            trace.usage.add(result.usage)
-            answer = clean(result.text)
-            text = text.rstrip() + FORCE + " " + answer
+            prompt = prompts.fill(TEMPLATE, question=question)
+            if self.retriever is None:
+                text, found = self._alone(prompt, trace)
+            else:
+                text, found = self._with_search(prompt, trace, refs)
+            if found is None:
+                emit("llm", purpose="final answer")
+                result = self.llm.complete(
+                    prompt + text.rstrip() + FORCE, max_tokens=32, stop=("\n",)
+                )
+                trace.usage.add(result.usage)
+                found = clean(result.text)
+                text = text.rstrip() + FORCE + " " + found
+            answer = found
         trace.answer = answer
         trace.meta["transcript"] = text
         self._final_content(trace, refs)
@@ -106,7 +156,9 @@ class SelfAsk:
         result = self.llm.complete(prompt, max_tokens=self.max_tokens, stop=STOP_ALONE)
         trace.usage.add(result.usage)
         trace.rounds = 1
-        text = result.text
+        return self._parse_alone(result.text, trace)
+
+    def _parse_alone(self, text: str, trace: Trace) -> tuple[str, str | None]:
         answered = [(q, a) for q, a in pairs(text) if a]  # a follow-up cut off unanswered: no node
         for i, (q, a) in enumerate(answered, 1):
             emit("subquestion", depth=i, text=q)
@@ -157,19 +209,102 @@ class SelfAsk:
         passages = self.retriever.search(question, k=self.k)  # type: ignore[union-attr]
         refs.add(passages)
         emit("llm", purpose="read")
-        read = prompts.fill(READ_TEMPLATE, documents=render_documents(passages), question=question)
-        result = self.llm.complete(read, max_tokens=self.read_tokens, stop=("\n",))
+        if is_chat(self.llm):  # a chat reply is one turn: read its short answer
+            result = call_template(
+                self.llm, READ_TEMPLATE, max_tokens=self.read_tokens, chat_stop=(),
+                documents=render_documents(passages), question=question,
+            )  # fmt: skip
+            answer = short_answer(result.text)
+        else:
+            read = prompts.fill(
+                READ_TEMPLATE, documents=render_documents(passages), question=question
+            )
+            result = self.llm.complete(read, max_tokens=self.read_tokens, stop=("\n",))
+            answer = clean(result.text)
         trace.usage.add(result.usage)
         node = Node(
             id=str(n),
             query=question,
-            answer=clean(result.text),
+            answer=answer,
             source="retrieval",
             passages=passages,
         )
         trace.nodes.append(node)
         emit("node", id=node.id, status="answered", source=node.source)
         return node
+
+    # -- chat form -------------------------------------------------------------------------
+    def _chat(self, question: str, trace: Trace, refs: References) -> tuple[str, str]:
+        messages = prompts.messages(TEMPLATE, question=question)
+        if self.retriever is None:
+            emit("llm", purpose="self-ask")
+            result = self.llm.chat(messages, max_tokens=self.max_tokens, stop=CHAT_STOP_ALONE)
+            trace.usage.add(result.usage)
+            trace.rounds = 1
+            text, answer = self._parse_alone(plain(result.text) + "\n", trace)
+            if answer is None:
+                trace.meta["raw_reply"] = result.text
+            dialogue = [*messages, {"role": "assistant", "content": text.strip()}]
+        else:
+            text, answer, dialogue = self._chat_with_search(messages, trace, refs)
+        if answer is None:
+            answer = self._chat_final(dialogue, trace)
+            text = text.rstrip() + FORCE + " " + answer
+        return text.strip(), answer
+
+    def _chat_with_search(
+        self, messages: list[Message], trace: Trace, refs: References
+    ) -> tuple[str, str | None, list[Message]]:
+        dialogue = list(messages)
+        text = ""
+        while True:
+            emit("llm", purpose="self-ask")
+            result = self.llm.chat(dialogue, max_tokens=self.step_tokens, stop=CHAT_STOP_SEARCH)
+            trace.usage.add(result.usage)
+            trace.rounds += 1
+            reply = plain(result.text)
+            answer = final_answer(reply)
+            if answer:  # an empty one ("So the final answer is:" alone) is asked for again
+                dialogue.append({"role": "assistant", "content": reply})
+                return f"{text}{reply}", answer, dialogue
+            asked = chat_follow_up(reply)
+            if asked is None:
+                trace.errors.append(
+                    'the model asked no follow-up and gave no "So the final answer is:"; '
+                    f"it was asked for one (its reply: {result.text.strip()[:200]!r})"
+                )
+                dialogue.append({"role": "assistant", "content": reply or "(no reply)"})
+                return text + reply.split("\n")[0], None, dialogue
+            if len(trace.nodes) >= self.max_follow_ups:
+                trace.errors.append(
+                    f"follow-up budget ({self.max_follow_ups}) reached; "
+                    "the final answer was asked for"
+                )
+                return text, None, dialogue
+            question, turn = asked
+            node = self._answer(question, len(trace.nodes) + 1, trace, refs)
+            said = f"Intermediate answer: {node.answer or 'unknown'}."
+            dialogue += [{"role": "assistant", "content": turn}, {"role": "user", "content": said}]
+            text += f"{turn}\n{said}\n"
+
+    def _chat_final(self, dialogue: list[Message], trace: Trace) -> str:
+        """Ask for the final answer in a user turn (appended to a last user turn)."""
+        messages = [dict(m) for m in dialogue]
+        if messages[-1]["role"] == "user":
+            messages[-1]["content"] += "\n" + FINAL_REQUEST
+        else:
+            messages.append({"role": "user", "content": FINAL_REQUEST})
+        emit("llm", purpose="final answer")
+        result = self.llm.chat(messages, max_tokens=48, stop=CHAT_STOP_ALONE)
+        trace.usage.add(result.usage)
+        reply = plain(result.text)
+        found = final_answer(reply)
+        if found is None:
+            trace.errors.append(
+                f'no "So the final answer is:" in the reply to the request: {reply[:200]!r}'
+            )
+            found = short_answer(reply)
+        return found
 
     def _final_content(self, trace: Trace, refs: References) -> None:
         sentences = []
