@@ -11,8 +11,11 @@ one.
   an MNLI-style sequence classifier (DeBERTa, RoBERTa, BERT) whose ``config.id2label`` names an
   entailment class.
 * :class:`LLMJudge` — the LLM itself answers Yes/No to a completion prompt
-  (``prompts/nli_judge.txt``); with a backend that scores continuations the verdict is
-  P(" Yes") / (P(" Yes") + P(" No")), otherwise the generated word.
+  (``prompts/nli_judge.txt``), or for a chat model to the same demos as messages
+  (``nli_judge.chat.txt``); with a backend that scores continuations the verdict is
+  P(" Yes") / (P(" Yes") + P(" No")) (chat: the replies "Yes" / "No", ``score_chat``),
+  otherwise the generated word (chat: :func:`yes_no` reads the reply). ``modes`` counts
+  which way each verdict was reached.
 
 Nothing is cut off a premise: ALCE's evaluation kept only the first line of an answer, which
 drops every later paragraph of a long-form answer. A premise longer than a classifier's input
@@ -23,12 +26,14 @@ hypothesis is always kept whole; one too long for the model is an error, not a s
 from __future__ import annotations
 
 import math
+import re
 import threading
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from searchain import prompts
 from searchain.llm import LLM, LLMError
+from searchain.llm.prompting import is_chat
 from searchain.types import Usage
 
 
@@ -74,6 +79,14 @@ class LLMJudge:
     def __init__(self, llm: LLM, *, template: str = "nli_judge", threshold: float = 0.5) -> None:
         self.llm, self.template, self.threshold = llm, template, threshold
         self.usage = Usage()  # what this judge's calls cost (cached calls included)
+        # Chat form (TEMPLATE.chat.txt as messages) for chat models; a user template that
+        # has no chat form is sent in its completion form (``form`` says which).
+        self.chat = is_chat(llm) and prompts.has_chat(template)
+        self.form = "chat" if self.chat else "completion"
+        # How verdicts were reached: "scored" (P(Yes) from log-probs), "generated" (the
+        # reply read), "unparsed" (a generated reply that said neither: counted as No).
+        self.modes = {"scored": 0, "generated": 0, "unparsed": 0}
+        self.unparsed: list[str] = []  # those replies, raw
         self._memo = _Memo()
         self._can_score = True
 
@@ -84,6 +97,12 @@ class LLMJudge:
     def prompt(self, premise: str, hypothesis: str) -> str:
         # Whole premise and hypothesis, never truncated (see the module docstring).
         return prompts.fill(self.template, premise=premise.strip(), hypothesis=hypothesis.strip())
+
+    def messages(self, premise: str, hypothesis: str) -> list[dict[str, str]]:
+        """The chat form of :meth:`prompt`."""
+        return prompts.messages(
+            self.template, premise=premise.strip(), hypothesis=hypothesis.strip()
+        )
 
     def probability(self, premise: str, hypothesis: str) -> float | None:
         """P(entailment), or ``None`` when the backend cannot score continuations."""
@@ -101,25 +120,56 @@ class LLMJudge:
         hit = self._memo.get(key)
         if hit is not None:
             return hit
-        prompt = self.prompt(premise, hypothesis)
         value: float | bool
         if self._can_score:
             try:
-                yes = self.llm.score(prompt, " Yes")
-                no = self.llm.score(prompt, " No")
+                yes, no = self._scores(premise, hypothesis)
                 self.usage.add(yes.usage)
                 self.usage.add(no.usage)
                 # Softmax over the two answers: robust to the mass the model puts elsewhere.
                 d = no.total - yes.total
                 value = 1.0 / (1.0 + math.exp(d)) if d < 700 else 0.0
+                self.modes["scored"] += 1
             except LLMError:
                 self._can_score = False  # e.g. a chat endpoint without echo log-probs
         if not self._can_score:
-            r = self.llm.complete(prompt, max_tokens=3, temperature=0.0, stop=("\n",))
-            self.usage.add(r.usage)
-            value = r.text.strip().lower().startswith("yes")
+            value = self._generate(premise, hypothesis)
         self._memo.put(key, value)
         return value
+
+    def _scores(self, premise: str, hypothesis: str) -> tuple[Any, Any]:
+        if self.chat:
+            messages = self.messages(premise, hypothesis)
+            return self.llm.score_chat(messages, "Yes"), self.llm.score_chat(messages, "No")
+        prompt = self.prompt(premise, hypothesis)
+        return self.llm.score(prompt, " Yes"), self.llm.score(prompt, " No")
+
+    def _generate(self, premise: str, hypothesis: str) -> bool:
+        self.modes["generated"] += 1
+        if not self.chat:
+            prompt = self.prompt(premise, hypothesis)
+            r = self.llm.complete(prompt, max_tokens=3, temperature=0.0, stop=("\n",))
+            self.usage.add(r.usage)
+            return r.text.strip().lower().startswith("yes")
+        r = self.llm.chat(self.messages(premise, hypothesis), max_tokens=6, temperature=0.0)
+        self.usage.add(r.usage)
+        verdict = yes_no(r.text)
+        if verdict is None:
+            self.modes["unparsed"] += 1
+            self.unparsed.append(r.text)
+            return False
+        return verdict
+
+
+_YES_NO = re.compile(r"^(?:(?:answer|supported|verdict|entailed)\s*[:\-]\s*)?(yes|no)\b", re.I)
+
+
+def yes_no(reply: str) -> bool | None:
+    """A chat reply's verdict: Yes / No at its start, in any case, through markdown and
+    quotes and an ``Answer:`` / ``Supported:`` label; ``None`` when it says neither."""
+    text = re.sub(r"\*\*|__|`|^#+\s*", "", reply.strip()).strip().lstrip("\"'“‘>-* ").strip()
+    m = _YES_NO.match(text)
+    return None if m is None else m.group(1).lower() == "yes"
 
 
 # -- local Hugging Face checkpoints ------------------------------------------------------------

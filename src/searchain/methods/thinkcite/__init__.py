@@ -1,6 +1,7 @@
 """Think&Cite: attributed long-form answers by self-guided MCTS with a progress reward model.
 
-``mcts`` is the search, free of LLMs; ``prompting`` the action format and demos; ``agent`` the
+``mcts`` is the search, free of LLMs; ``prompting`` the action format and demos; ``chat`` the
+same as a dialogue for chat models and the reader of their replies; ``agent`` the
 expansion step (think → search → reflect → cite); ``reward`` the progress reward (R_g + R_a);
 ``method`` the searchain method returning a Trace. Spec: ``shared/spec/thinkcite.md``.
 """

@@ -18,7 +18,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from searchain import citations
 from searchain.llm import LLM, LLMError
+from searchain.llm.prompting import is_chat
+from searchain.methods.thinkcite import chat
 from searchain.methods.thinkcite import prompting as tp
 from searchain.methods.thinkcite.mcts import Reward
 from searchain.methods.thinkcite.prompting import Search, Step
@@ -63,10 +66,13 @@ class ThinkCiteProblem:
         self.question, self.llm, self.retriever = question, llm, retriever
         self.reward, self.config = reward, config
         self.header = tp.header(config.family, config.n_demos, config.demo_doc_words)
+        self.chat = is_chat(llm)  # chat form: messages (chat.py); else completion prompts
+        self.header_parts = tp.header_parts(config.family, config.n_demos, config.demo_doc_words)
         self.usage = Usage()  # agent calls (cached ones included, as cached_calls)
         self.retrievals = retrieval_cache if retrieval_cache is not None else {}
         self.retrieval_calls = self.retrieval_hits = 0
         self.child_errors: list[str] = []  # children left out, and why
+        self.parse_errors: list[str] = []  # chat replies that gave no usable sentence
         self.resampled = 0  # duplicate children replaced by another sample
 
     # -- the Problem protocol -----------------------------------------------------------
@@ -94,6 +100,10 @@ class ThinkCiteProblem:
                 continue
             key = (child.action, child.sentence)
             if child.action == "output" and not child.sentence:
+                if self.chat:  # chat replies are parsed: say what could not be used
+                    self.parse_errors.append(
+                        f"depth {len(path)}, sample {j}: no usable sentence ({child.notes})"
+                    )
                 continue  # the model wrote nothing usable
             if key in seen:
                 continue  # an identical sibling adds nothing to the tree: sample another
@@ -108,15 +118,15 @@ class ThinkCiteProblem:
         cfg = self.config
         text = self.header + "\n\n" + tp.render_history(self.question, path) + "\n"
         has_answer = any(s.action == "output" for s in path)
+        step = Step("output")
         query = ""
         if has_answer:  # the model may end the answer instead of searching on
-            kind, arg = tp.parse_action(self._gen(text, cfg.query_tokens, seed))
+            kind, arg = self._act(text, "next", cfg.query_tokens, step, seed)
             if kind == "end":
-                return Step("end")
+                return Step("end", notes=step.notes)
             query = arg if kind == "search" else ""
         if not query:
-            query = self._gen(text + "Search:", cfg.query_tokens, seed)
-        step = Step("output")
+            query = self._act(text, "search", cfg.query_tokens, step, seed)[1]
         first = len(documents_of(path)) + 1
         sentence: str | None = None
         while True:
@@ -130,9 +140,9 @@ class ThinkCiteProblem:
                 step.notes.append("reflection stopped: the prompt reached max_prompt_chars")
                 break
             if len(step.searches) == 1:  # the paper's expansion always reflects once
-                reflexion = self._gen(text + "Reflexion:", cfg.reflexion_tokens)
+                reflexion = self._act(text, "reflexion", cfg.reflexion_tokens, step)[1]
             else:  # later: the model decides whether the evidence now suffices
-                kind, arg = tp.parse_action(self._gen(text, cfg.output_tokens))
+                kind, arg = self._act(text, "decide", cfg.output_tokens, step)
                 if kind == "output" and arg:
                     sentence = arg
                     break
@@ -141,15 +151,43 @@ class ThinkCiteProblem:
                 reflexion = arg
             search.reflexion = _one_line(reflexion)
             text += f"Reflexion: {search.reflexion}\n"
-            query = self._gen(text + "Search:", cfg.query_tokens) or search.query
+            query = self._act(text, "search", cfg.query_tokens, step)[1] or search.query
         if sentence is None:  # sampled like the first action: siblings write different ones
-            sentence = self._gen(text + "Output:", cfg.output_tokens, seed)
+            sentence = self._act(text, "output", cfg.output_tokens, step, seed)[1]
         shown = [(n, p) for s in step.searches for n, p in enumerate(s.documents, s.first)]
         step.sentence, step.citations, notes = tp.enforce_citations(
             strip_labels(_one_line(sentence)), range(1, first), shown, cfg.max_citations
         )
         step.notes += notes
         return step
+
+    def _act(
+        self, text: str, action: str, max_tokens: int, step: Step, seed: int | None = None
+    ) -> tuple[str, str]:
+        """The model's ``action`` after ``text`` (header, history, current step) as
+        ``(kind, argument)``. ``next`` and ``decide`` let the model choose the action (``kind``
+        as it wrote it, ``""`` when unrecognised); the others ask for one, and ``kind`` is
+        that action. Completion form: the prompt ends with the action's label; chat form:
+        :mod:`chat` asks for it, and a reply without the asked label is noted on ``step``."""
+        if self.chat:
+            history = text.removeprefix(self.header + "\n\n")
+            messages = chat.messages(*self.header_parts, history, action)
+            reply = self._chat(messages, max_tokens, seed)
+            if action in ("next", "decide"):
+                kind, arg, labelled = chat.parse_reply(reply)
+                if not labelled:
+                    step.notes.append(f"chat reply without an action label: {reply!r}")
+                    if action == "decide" and citations.marks(arg):
+                        kind = "output"  # a cited sentence: what "decide" asks for
+                return kind, arg
+            arg, note = chat.reply_argument(reply, action)
+            if note:
+                step.notes.append(note)
+            return action, arg
+        if action in ("next", "decide"):
+            return tp.parse_action(self._gen(text, max_tokens, seed))
+        label = {"search": "Search:", "reflexion": "Reflexion:", "output": "Output:"}[action]
+        return action, self._gen(text + label, max_tokens, seed)
 
     def _gen(self, prompt: str, max_tokens: int, seed: int | None = None) -> str:
         sampled = seed is not None and self.config.temperature > 0
@@ -173,6 +211,18 @@ class ThinkCiteProblem:
         )
         self.usage.add(r.usage)
         return next((ln.strip() for ln in r.text.splitlines() if ln.strip()), "")
+
+    def _chat(self, messages: list[dict[str, str]], max_tokens: int, seed: int | None) -> str:
+        sampled = seed is not None and self.config.temperature > 0
+        r = self.llm.chat(
+            messages,
+            max_tokens=max_tokens,
+            temperature=self.config.temperature if sampled else 0.0,
+            seed=seed if sampled else None,
+            stop=chat.STOP,
+        )
+        self.usage.add(r.usage)
+        return r.text
 
     def _search(self, query: str, first: int, path: list[Step], step: Step) -> Search:
         shown = {p.id for p in documents_of(path)} | {p.id for p in step.documents}

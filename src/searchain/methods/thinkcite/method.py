@@ -17,7 +17,7 @@ from typing import Any
 from searchain import citations
 from searchain.eval.metrics import NLI
 from searchain.events import emit
-from searchain.llm import LLM, CachedLLM
+from searchain.llm import LLM, CachedLLM, prompt_form
 from searchain.methods.thinkcite.agent import AgentConfig, ThinkCiteProblem, documents_of
 from searchain.methods.thinkcite.mcts import MCTS, MCTSConfig, SearchResult, TreeNode
 from searchain.methods.thinkcite.prompting import FAMILIES, Step
@@ -120,7 +120,7 @@ class ThinkCite:
         trace.answer = citations.strip_marks(trace.final_content)
         trace.references = documents_of(steps)
         trace.citations, errors = citations.resolve(trace.final_content, trace.references)
-        trace.errors = [*result.errors, *errors]
+        trace.errors = [*result.errors, *problem.parse_errors, *errors]
         chosen = {n.id for n in path}
         trace.nodes = [_node(n, n.id in chosen) for n in result.root.walk()]
         trace.rounds = result.iterations
@@ -130,6 +130,7 @@ class ThinkCite:
         usage.add(getattr(judge, "usage", Usage()))
         trace.usage = usage
         trace.meta = {
+            "prompt_form": prompt_form(self.llm),
             "chosen_path": [n.id for n in path],
             "partial": result.partial,
             "ended": path[-1].state.action == "end",
@@ -144,6 +145,9 @@ class ThinkCite:
                 "reference_model": getattr(self.reference, "model", None),
                 "judge": getattr(judge, "name", None) if judge is not None else None,
             },
+            # How the LLM judge reached its verdicts: {"scored": n, "generated": n}.
+            "judge_modes": dict(getattr(judge, "modes", {})),
+            "rg_forms": dict(reward.forms),  # R_g's policy / reference: "chat" | "completion"
             "warnings": list(reward.status),
             "child_errors": list(problem.child_errors),  # children left out (the rest went on)
             "resampled_children": problem.resampled,

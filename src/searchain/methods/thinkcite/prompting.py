@@ -143,11 +143,15 @@ def _doc_line(n: int, doc: dict[str, Any], doc_words: int | None) -> str:
 def header(family: str, n_demos: int, doc_words: int | None) -> str:
     """Instruction and demos: the fixed prefix of every prompt of a question (so the local
     backend's KV-cache reuse covers it)."""
+    instruction, demos = header_parts(family, n_demos, doc_words)
+    return instruction + "\n\n" + "\n\n".join(demos)
+
+
+def header_parts(family: str, n_demos: int, doc_words: int | None) -> tuple[str, list[str]]:
+    """:func:`header`'s instruction and its demos (action traces)."""
     data = alce_prompt_file(family)
     demos = [action_demo(d, family, doc_words) for d in data["demos"][:n_demos]]
-    return (
-        prompts.fill("thinkcite/instruction", task=TASK_LINE[family]) + "\n\n" + "\n\n".join(demos)
-    )
+    return prompts.fill("thinkcite/instruction", task=TASK_LINE[family]), demos
 
 
 def render_documents(search: Search) -> list[str]:

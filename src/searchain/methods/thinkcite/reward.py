@@ -4,7 +4,11 @@
   ``Σ_k w_k · [log π(y_k+1 | x, y_1..k) − log π_ref(y_k+1 | x, y_1..k)]`` with ``w_k = 1/(t+1)``
   — the mean over the answer's sentences of the log-likelihood ratio between the policy and the
   reference model, each read with :meth:`LLM.score` (two local GGUFs, two OpenAI-compatible
-  endpoints, or one of each). Sentences are scored without their ``[n]`` marks: the numbering
+  endpoints, or one of each). A chat model reads the same context as messages
+  (``reward_context.chat.txt``: question and answer so far as the user turn) and the sentence
+  as its reply, with :meth:`LLM.score_chat`; a backend that cannot score raises
+  :class:`LLMError` (the expansion fails and the trace says why), never a stand-in 0.
+  Sentences are scored without their ``[n]`` marks: the numbering
   depends on the path, the ratio should not. Each sentence's ratio is memoised on its context,
   so extending a path costs two scoring calls, not 2·t.
 * **R_a**, attribution progress, is the F1 of ALCE citation recall and precision of the answer
@@ -22,7 +26,7 @@ from dataclasses import dataclass
 
 from searchain import citations, prompts
 from searchain.eval.metrics import NLI, citation_scores, parse_cited_sentences
-from searchain.llm import LLM
+from searchain.llm import LLM, ContinuationScore, prompt_form
 from searchain.methods.thinkcite.mcts import Reward
 from searchain.types import Passage, Usage
 
@@ -66,6 +70,17 @@ class ProgressReward:
                 "the progress reward has no active part: configure a reference model for R_g "
                 "or an NLI judge for R_a"
             )
+        # The prompt form each R_g model reads its context in.
+        self.forms = (
+            {"policy": prompt_form(policy), "reference": prompt_form(reference)}
+            if self.rg_active
+            else {}
+        )
+        if self.rg_active and len(set(self.forms.values())) > 1:
+            self.status.append(
+                f"R_g compares models in different prompt forms ({self.forms}): each reads the "
+                "same context in its own form, so the ratio also reflects the rendering"
+            )
         self.usage = Usage()  # cost of the R_g scoring calls
         self._ratios: dict[tuple[str, str], float] = {}
         self._lock = threading.Lock()
@@ -104,11 +119,26 @@ class ProgressReward:
             if key in self._ratios:
                 self.memo_hits += 1
                 return self._ratios[key]
-        pi = self.policy.score(context, " " + sentence)  # type: ignore[union-attr]
-        ref = self.reference.score(context, " " + sentence)  # type: ignore[union-attr]
+        pi = self._score(self.policy, question, before, context, sentence)  # type: ignore[arg-type]
+        ref = self._score(self.reference, question, before, context, sentence)  # type: ignore[arg-type]
         self.usage.add(pi.usage)
         self.usage.add(ref.usage)
         ratio = pi.total - ref.total
         with self._lock:
             self._ratios[key] = ratio
         return ratio
+
+    @staticmethod
+    def _score(
+        llm: LLM, question: str, before: list[str], context: str, sentence: str
+    ) -> ContinuationScore:
+        """log p(sentence | context) in ``llm``'s prompt form: the completion context and a
+        space-led continuation, or the chat messages and the sentence as the reply."""
+        if prompt_form(llm) == "chat":
+            messages = prompts.messages(
+                "thinkcite/reward_context",
+                question=question,
+                answer=" ".join(before) if before else "(none yet)",
+            )
+            return llm.score_chat(messages, sentence)
+        return llm.score(context, " " + sentence)
