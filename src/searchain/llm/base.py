@@ -146,18 +146,15 @@ class LLM(ABC):
         return self._timed(lambda: self._chat(messages, p), "chat", messages)
 
     def score(self, prompt: str, continuation: str) -> ContinuationScore:
-        t0 = time.perf_counter()
-        result = self._score(prompt, continuation)
-        if not result.usage.llm_calls and not result.usage.cached_calls:
-            result.usage.llm_calls = 1
-            result.usage.llm_seconds = time.perf_counter() - t0
-        self._record(result.usage)
-        return result
+        return self._timed_score(lambda: self._score(prompt, continuation))
 
     def score_chat(self, messages: list[Message], continuation: str) -> ContinuationScore:
         """Log-probabilities of ``continuation`` as the assistant's reply to ``messages``."""
+        return self._timed_score(lambda: self._score_chat(messages, continuation))
+
+    def _timed_score(self, call: Callable[[], ContinuationScore]) -> ContinuationScore:
         t0 = time.perf_counter()
-        result = self._score_chat(messages, continuation)
+        result = call()
         if not result.usage.llm_calls and not result.usage.cached_calls:
             result.usage.llm_calls = 1
             result.usage.llm_seconds = time.perf_counter() - t0
