@@ -110,7 +110,7 @@ def test_best_span_matches_brute_force(data, n, max_len):
 
 
 def test_reader_output_round_trips_through_json():
-    out = ReaderOutput("Paris", 3.5, 1.25, passage_id="d#1")
+    out = ReaderOutput("Paris", 3.5, 1.25, passage_id="d#1", confidence_source="dpr reader")
     d = json.loads(json.dumps(out.to_dict()))
     assert d == {
         "answer": "Paris",
@@ -118,6 +118,7 @@ def test_reader_output_round_trips_through_json():
         "confidence": 1.25,
         "passage_id": "d#1",
         "usage": None,
+        "confidence_source": "dpr reader",
     }
     assert ReaderOutput.from_dict(d) == out
     empty = ReaderOutput("", -math.inf, -math.inf)

@@ -46,6 +46,8 @@ def test_each_chat_form_parses_and_matches_its_completion_form(path: Path) -> No
         assert turns == ["user"]  # one more user turn of the SearChain dialogue
     elif name.endswith("demo"):  # one demo (a user/assistant pair) that others repeat
         assert turns == ["user", "assistant"]
+    elif not turns:  # a system message; the method builds the dialogue after it
+        assert roles == ["system"]
     else:
         assert turns[-1] == "user"
         assert all(a != b for a, b in itertools.pairwise(turns)), "turns alternate"
@@ -90,6 +92,14 @@ def test_chat_template_errors_are_clear(tmp_path: Path) -> None:
         ("Yes", "Yes"),
         ("- `Steven Spielberg` directed it [2].", "Steven Spielberg directed it"),
         ("", ""),
+        # Qwen2.5-Coder-0.5B's tracing reply on HotpotQA's first question: the marker points
+        # to a mark, not a span; the sentence that states something is the answer.
+        (
+            "The answer is [1]. The woman who portrayed Corliss Archer in the film Kiss and Tell "
+            "was held by the Governor of Ontario. So the answer is [1].",
+            "The woman who portrayed Corliss Archer in the film Kiss and Tell was held by the "
+            "Governor of Ontario",
+        ),
     ],
 )
 def test_short_answer_reads_chat_habits(reply: str, short: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from searchain.citations import strip_marks
+from searchain.citations import split_sentences, strip_marks
 
 # The last stated answer wins: "..., so the answer is X" after reasoning.
 _MARKERS = re.compile(
@@ -51,12 +51,16 @@ def short_answer(text: str) -> str:
     if not text:
         return ""
     found = list(_MARKERS.finditer(text))
-    if found:
-        tail = text[found[-1].end() :]
+    for marker in reversed(found):  # the last stated answer that says something
+        tail = text[marker.end() :]
         bold = re.match(r"\s*\*\*(.+?)\*\*", tail)
-        if bold:
-            return clean_span(bold.group(1))
-        return clean_span(_first_sentence(tail))
+        span = clean_span(bold.group(1) if bold else _first_sentence(tail))
+        if span:
+            return span
+    if found:  # "So the answer is [1].": the last sentence that states something
+        said = [clean_span(x) for x in split_sentences(text) if not _MARKERS.search(x)]
+        said = [x for x in said if x]
+        return said[-1] if said else ""
     lines = [ln for ln in text.split("\n") if ln.strip() and not _FILLER.match(ln.strip())]
     if not lines:
         return ""
