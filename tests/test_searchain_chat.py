@@ -48,8 +48,11 @@ def _check(trace: Trace) -> None:
     assert nodes, "a chain of nodes"
     # The traced final content cites the verified path: every mark resolves to a passage.
     assert trace.final_content and trace.references
-    for c in trace.citations:
-        assert c.passage_id in {p.id for p in trace.references}
+    for c in trace.citations:  # resolved to a passage of the path, or said not to be
+        if c.passage_id is None:
+            assert any(f"[{c.mark}]" in e for e in trace.errors), trace.errors
+        else:
+            assert c.passage_id in {p.id for p in trace.references}
     model_marks = citations.marks(trace.meta["tracing_output"])
     # A mark outside the path is not dropped silently: the trace says so.
     assert all(1 <= m <= len(trace.references) for m in model_marks) or any(
