@@ -921,7 +921,8 @@ def show_trace(trace: Trace) -> None:
     u = trace.usage
     console.print(
         f"[dim]{u.llm_calls} LLM call(s), {u.cached_calls} cached, {u.prompt_tokens} prompt + "
-        f"{u.completion_tokens} completion tokens, {trace.wall_seconds:.1f}s[/]"
+        f"{u.completion_tokens} completion tokens, {trace.wall_seconds:.1f}s"
+        f"{', ' + form + ' form' if (form := trace.meta.get('prompt_form')) else ''}[/]"
     )
 
 
