@@ -144,3 +144,12 @@ def test_a_kv_snapshot_spares_the_prefix_and_changes_no_output() -> None:
     llm.complete("Q: What is 2+2?\nA:", max_tokens=2)
     fresh = llm.complete(grown, max_tokens=24)
     assert restored.text == fresh.text and restored.text.strip()
+
+
+def test_an_endpoint_reference_model_scores_through_completions() -> None:
+    """Think&Cite's R_g scores a given sentence; endpoints do that only with echo on the
+    completions API, so a reference endpoint keeps the completion form under --api auto."""
+    from searchain.methods.thinkcite.method import reference_llm
+
+    ref = reference_llm("openai:m@http://127.0.0.1:9/v1")
+    assert prompt_form(ref) == "completion"

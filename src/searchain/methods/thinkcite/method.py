@@ -202,7 +202,8 @@ def reference_llm(spec: str, *, n_threads: int | None = None) -> LLM:
         model, _, url = spec.removeprefix("openai:").partition("@")
         if not model or not url:
             raise ValueError("reference spec must be openai:MODEL@BASE_URL")
-        return make_llm("openai", model=model, base_url=url, cache=False)
+        # Scoring a given text through an endpoint needs the completions API (echo=True).
+        return make_llm("openai", model=model, base_url=url, api="completions", cache=False)
     if not Path(spec).is_file():
         raise FileNotFoundError(f"reference model not found: {spec} (a GGUF file or openai:M@URL)")
     return make_llm("local", model_path=spec, n_threads=n_threads, cache=False)
