@@ -72,3 +72,26 @@ def chat_server(chat_model_path: Path):
 
     with llama_server(n_ctx=4096, alias=CHAT_MODEL, n_threads=1, model=chat_model_path) as url:
         yield url
+
+
+def requantised(source: Path, out: Path, threads: int = 1) -> Path:
+    """``source`` requantised to Q3_K_S by llama.cpp's own quantiser (seconds): a genuinely
+    different model of the same family, for reference-model tests; kept at ``out``."""
+    import ctypes
+
+    import llama_cpp
+    from llama_cpp._utils import suppress_stdout_stderr
+
+    if not out.exists():
+        params = llama_cpp.llama_model_quantize_default_params()
+        params.ftype = llama_cpp.LLAMA_FTYPE_MOSTLY_Q3_K_S
+        params.allow_requantize = True
+        params.nthread = threads
+        tmp = out.with_suffix(".tmp")
+        with suppress_stdout_stderr(disable=False):
+            rc = llama_cpp.llama_model_quantize(
+                str(source).encode(), str(tmp).encode(), ctypes.byref(params)
+            )
+        assert rc == 0, "llama_model_quantize failed"
+        tmp.replace(out)
+    return out

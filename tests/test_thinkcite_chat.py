@@ -271,25 +271,10 @@ def test_llm_judge_in_chat_form_with_the_real_model(chat_llm):
 def reference_chat_gguf(request, chat_model_path):
     """The 0.5B instruct GGUF requantised to Q3_K_S by llama.cpp's own quantiser (seconds), a
     genuinely different model with the same chat template; cached in the pytest cache."""
-    import ctypes
-
-    import llama_cpp
-    from llama_cpp._utils import suppress_stdout_stderr
+    from conftest import requantised
 
     out = request.config.cache.mkdir("thinkcite-chat-reference") / "qwen-0.5b-q3_k_s.gguf"
-    if not out.exists():
-        params = llama_cpp.llama_model_quantize_default_params()
-        params.ftype = llama_cpp.LLAMA_FTYPE_MOSTLY_Q3_K_S
-        params.allow_requantize = True
-        params.nthread = 1
-        tmp = out.with_suffix(".tmp")
-        with suppress_stdout_stderr(disable=False):
-            rc = llama_cpp.llama_model_quantize(
-                str(chat_model_path).encode(), str(tmp).encode(), ctypes.byref(params)
-            )
-        assert rc == 0, "llama_model_quantize failed"
-        tmp.replace(out)
-    return out
+    return requantised(chat_model_path, out)
 
 
 @pytest.mark.slow

@@ -3,7 +3,6 @@ requantised to Q3_K_S here, a genuinely different model), R_a with NLI judges.""
 
 from __future__ import annotations
 
-import ctypes
 import logging
 from pathlib import Path
 
@@ -33,25 +32,11 @@ DOCS = [
 def reference_gguf(request) -> Path:
     """The packaged Q4_K_M model requantised to Q3_K_S with llama.cpp's own quantiser (about
     a second), cached in the pytest cache directory."""
-    import llama_cpp
-    from llama_cpp._utils import suppress_stdout_stderr
-
+    from conftest import requantised
     from searchain.llm.local import default_model_path
 
     out = Path(request.config.cache.mkdir("thinkcite-reference")) / "gemma-270m-q3_k_s.gguf"
-    if not out.exists():
-        params = llama_cpp.llama_model_quantize_default_params()
-        params.ftype = llama_cpp.LLAMA_FTYPE_MOSTLY_Q3_K_S
-        params.allow_requantize = True
-        params.nthread = 2
-        tmp = out.with_suffix(".tmp")
-        with suppress_stdout_stderr(disable=False):
-            rc = llama_cpp.llama_model_quantize(
-                str(default_model_path()).encode(), str(tmp).encode(), ctypes.byref(params)
-            )
-        assert rc == 0, "llama_model_quantize failed"
-        tmp.replace(out)
-    return out
+    return requantised(default_model_path(), out, threads=2)
 
 
 @pytest.fixture(scope="module")
