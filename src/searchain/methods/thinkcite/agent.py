@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from searchain import citations
 from searchain.llm import LLM, LLMError
@@ -189,37 +190,29 @@ class ThinkCiteProblem:
         label = {"search": "Search:", "reflexion": "Reflexion:", "output": "Output:"}[action]
         return action, self._gen(text + label, max_tokens, seed)
 
-    def _gen(self, prompt: str, max_tokens: int, seed: int | None = None) -> str:
+    def _sampling(self, seed: int | None) -> dict[str, Any]:
+        """Greedy, unless a seed asks for a sample at the configured temperature."""
         sampled = seed is not None and self.config.temperature > 0
-        r = self.llm.complete(
-            prompt,
-            max_tokens=max_tokens,
-            temperature=self.config.temperature if sampled else 0.0,
-            seed=seed if sampled else None,
-            stop=("\n",),
-        )
+        return {"temperature": self.config.temperature if sampled else 0.0,
+                "seed": seed if sampled else None}  # fmt: skip
+
+    def _gen(self, prompt: str, max_tokens: int, seed: int | None = None) -> str:
+        r = self.llm.complete(prompt, max_tokens=max_tokens, stop=("\n",), **self._sampling(seed))
         self.usage.add(r.usage)
         if r.text.strip() or r.finish_reason != "stop":
             return r.text.strip()
         # Small models often start with a line break ("Output:" then "\n"): ask again without
         # the stop and keep the first non-empty line (one extra call, only when needed).
-        r = self.llm.complete(
-            prompt,
-            max_tokens=max_tokens,
-            temperature=self.config.temperature if sampled else 0.0,
-            seed=seed if sampled else None,
-        )
+        r = self.llm.complete(prompt, max_tokens=max_tokens, **self._sampling(seed))
         self.usage.add(r.usage)
         return next((ln.strip() for ln in r.text.splitlines() if ln.strip()), "")
 
     def _chat(self, messages: list[dict[str, str]], max_tokens: int, seed: int | None) -> str:
-        sampled = seed is not None and self.config.temperature > 0
         r = self.llm.chat(
             messages,
             max_tokens=max_tokens,
-            temperature=self.config.temperature if sampled else 0.0,
-            seed=seed if sampled else None,
             stop=chat.STOP,
+            **self._sampling(seed),
         )
         self.usage.add(r.usage)
         return r.text
