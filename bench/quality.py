@@ -1,0 +1,202 @@
+"""Answer quality of every method on the shared benchmarks, beside the papers' numbers.
+
+One resumable ``searchain eval`` run per data set (all its methods answer the same items, one
+after another), under ``results/quality/<model>/<set>/``; then one table per set: each
+method's score with its 95 % bootstrap interval, the paper's number, and the paired difference
+to the set's proposed method (SearChain, REBEL, Think&Cite) on the same items — the figure
+that says whether the papers' ordering holds here — and the failure taxonomy
+(``searchain.eval.taxonomy``): for each wrong item, the first place it went wrong.
+
+    .venv/bin/python bench/quality.py run --sets hotpotqa,musique --limit 50 \\
+        --model qwen2.5-coder-1.5b            # resumable: re-run to continue
+    .venv/bin/python bench/quality.py table --model qwen2.5-coder-1.5b [--png out.png]
+
+Splits: the reported items are the seed-0 subsample of ``--limit`` (``--split report``, the
+default). ``--split tune`` writes the data set's other items to ``results/quality/splits/``
+and runs on those, so prompt and threshold work never sees a reported item.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without installing
+
+from searchain.eval import report as rep  # noqa: E402
+from searchain.eval.compare import item_scores, paired_difference  # noqa: E402
+from searchain.eval.datasets import dataset_path, load_dataset  # noqa: E402
+from searchain.eval.taxonomy import Gold, markdown, tabulate  # noqa: E402
+
+RESULTS = ROOT / "results" / "quality"
+DATA = ROOT.parent / "shared" / "data"
+MULTIHOP = ("direct-prompting", "cot", "retrieve-read", "self-ask", "react", "searchain",
+            "searchain-no-ir", "searchain-no-verification", "searchain-no-completion")  # fmt: skip
+# SearChain Table 1 (gpt-3.5-turbo, cover-EM): the rows it has.
+T1_HOTPOT = {"retrieve-read": 34.09, "self-ask": 40.05, "searchain-no-ir": 38.36,
+             "searchain": 56.91, "searchain-no-verification": 46.11,
+             "searchain-no-completion": 53.05}  # fmt: skip
+T1_MUSIQUE = {"retrieve-read": 10.22, "self-ask": 14.28, "searchain-no-ir": 13.61,
+              "searchain": 17.07, "searchain-no-verification": 14.70,
+              "searchain-no-completion": 15.86}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One data set's comparison: what runs, how it is scored, what the paper reported."""
+
+    dataset: str
+    methods: tuple[str, ...]
+    metric: str
+    focus: str  # the paper's method: paired differences are taken against it
+    paper: dict[str, float | str] = field(default_factory=dict)
+    paper_source: str = ""
+    corpus: str | None = None  # a file under shared/data to index (else the demo index)
+    eval_args: tuple[str, ...] = ()
+
+
+RECIPES: dict[str, Recipe] = {
+    "hotpotqa": Recipe("hotpotqa", MULTIHOP, "cover_em", "searchain", T1_HOTPOT,
+                       "SearChain Table 1, gpt-3.5-turbo"),
+    "musique": Recipe("musique", MULTIHOP, "cover_em", "searchain", T1_MUSIQUE,
+                      "SearChain Table 1, gpt-3.5-turbo",
+                      corpus="musique/musique_train_corpus.json"),
+    "strategyqa": Recipe("strategyqa", ("direct-prompting", "retrieve-read", "searchain"),
+                         "accuracy", "searchain", {"retrieve-read": 66.78, "searchain": 76.95},
+                         "SearChain Table 1 (cover-EM of the label)"),
+    "fever": Recipe("fever", ("direct-prompting", "retrieve-read", "searchain"), "accuracy",
+                    "searchain", {"retrieve-read": 78.25, "searchain": 81.15},
+                    "SearChain Table 1 (cover-EM of the label)"),
+    "compositional-celebrities": Recipe(
+        "compositional-celebrities", ("direct-prompting", "self-ask", "rebel"), "cover_em",
+        "rebel", {"rebel": "59–94 (5 categories)"}, "REBEL §4, text-davinci-003, human-judged"),
+    "eli5": Recipe("eli5", ("retrieve-read", "thinkcite"), "claim_recall", "thinkcite", {},
+                   "Think&Cite reports ASQA/ELI5 with GPT-4o (see docs/thinkcite.md)"),
+}  # fmt: skip
+
+
+def run_dir(root: Path, model: str, name: str, split: str) -> Path:
+    return root / model / (name if split == "report" else f"{name}-tune")
+
+
+def _index_for(recipe: Recipe, root: Path) -> list[str]:
+    """``--index DIR`` for a recipe with its own corpus, building the index once."""
+    if recipe.corpus is None:
+        return []
+    out = root / "indexes" / Path(recipe.corpus).stem
+    if not out.is_dir() or not any(out.iterdir()):
+        subprocess.run([str(ROOT / ".venv/bin/searchain"), "index", str(DATA / recipe.corpus),
+                        "--out", str(out)], check=True)  # fmt: skip
+    return ["--index", str(out)]
+
+
+def tune_split(recipe: Recipe, limit: int, root: Path | None = None) -> Path:
+    """The data set's items outside the reported subsample, in the file's own format (JSON
+    Lines or a top-level JSON list), so ``searchain eval`` reads them as usual."""
+    src = dataset_path(recipe.dataset)
+    reported = {e.id for e in load_dataset(recipe.dataset, limit=limit, seed=0)}
+    everything = load_dataset(recipe.dataset)
+    keep = [i for i, e in enumerate(everything) if e.id not in reported]
+    out = (root or RESULTS) / "splits" / f"{recipe.dataset}-tune-{limit}{src.suffix}"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    text = src.read_text(encoding="utf-8")
+    if src.suffix == ".jsonl":
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        out.write_text("".join(lines[i] + "\n" for i in keep), encoding="utf-8")
+    elif isinstance(records := json.loads(text), list):
+        out.write_text(json.dumps([records[i] for i in keep]), encoding="utf-8")
+    else:
+        raise SystemExit(f"{recipe.dataset}: no tune split for this file format ({src.name})")
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run (or resume) each set; the exit status is the worst of the evals'."""
+    worst = 0
+    for name in args.sets.split(","):
+        recipe = RECIPES[name]
+        methods = args.methods or ",".join(recipe.methods)
+        dataset = (
+            str(tune_split(recipe, args.limit, args.root))
+            if args.split == "tune"
+            else recipe.dataset
+        )
+        cmd = [str(ROOT / ".venv/bin/searchain"), "eval", "--dataset", dataset,
+               "--methods", methods, "--limit", str(args.limit), "--seed", "0",
+               "--model", args.model, "--api", args.api, "--concurrency", "1",
+               "--out", str(run_dir(args.root, args.model, name, args.split)),
+               *_index_for(recipe, args.root), *recipe.eval_args]  # fmt: skip
+        print("$", " ".join(cmd), flush=True)
+        env = {**os.environ, "SEARCHAIN_THREADS": os.environ.get("SEARCHAIN_THREADS", "1")}
+        worst = max(worst, subprocess.run(cmd, check=False, env=env).returncode)
+    return worst
+
+
+def _golds(recipe: Recipe) -> dict[str, Gold]:
+    return {e.id: Gold(e.answers or ([e.label] if e.label else []),
+                       tuple(p.get("title", "") for p in e.gold_passages))
+            for e in load_dataset(recipe.dataset)}  # fmt: skip
+
+
+def table(run_path: Path, recipe: Recipe, seed: int = 0) -> str:
+    """The Markdown section of one set's run: scores with CIs, the paper's numbers, paired
+    differences to the focus method, and the failure taxonomy."""
+    records = rep.paired(rep.load([run_path])[0]).records  # the items every method answered
+    rows = {r.method: r for r in rep.summarize([rep.RunRecords(run_path.name, records)], seed)}
+    scores = item_scores(records, recipe.metric)
+    lines = [f"### {run_path.parent.name} / {run_path.name}: {recipe.metric}, "
+             f"{len({r['id'] for r in records})} items every method answered", "",
+             f"| method | ours (95 % CI) | paper ({recipe.paper_source}) | "
+             f"paired Δ vs {recipe.focus} (95 % CI) | wins / losses |",
+             "|---|---|---|---|---|"]  # fmt: skip
+    for method in [m for m in recipe.methods if m in rows]:
+        cell = rows[method].metrics.get(recipe.metric)
+        paper = recipe.paper.get(method, "–")
+        diff = None if method == recipe.focus else paired_difference(
+            scores, method, recipe.focus, recipe.metric, seed=seed)  # fmt: skip
+        d = f"{diff}{' *' if diff.significant else ''}" if diff else "–"
+        wl = f"{diff.wins} / {diff.losses}" if diff else "–"
+        lines.append(f"| {method} | {cell if cell else '–'} | {paper} | {d} | {wl} |")
+    lines += ["", "Δ = method − focus on the same items, in points; * = the 95 % interval "
+              "excludes 0.", "", "Failure taxonomy (first place a wrong item went wrong):", "",
+              markdown(tabulate(records, _golds(recipe), recipe.metric))]  # fmt: skip
+    return "\n".join(lines)
+
+
+def tables(args: argparse.Namespace) -> int:
+    out, paths = [], []
+    for name in args.sets.split(","):
+        path = run_dir(args.root, args.model, name, args.split)
+        if (path / "results.jsonl").exists():
+            out.append(table(path, RECIPES[name]))
+            paths.append(path)
+    text = "\n\n".join(out) or "(no runs yet)"
+    print(text)
+    if args.png and out:
+        print(f"chart: {rep.bar_chart(rep.summarize(paths), args.png)}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("command", choices=("run", "table"))
+    p.add_argument("--sets", default="hotpotqa,musique", help=f"of {', '.join(RECIPES)}")
+    p.add_argument("--model", default="qwen2.5-coder-1.5b")
+    p.add_argument("--api", default="auto")
+    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--methods", default=None, help="override the recipe's methods")
+    p.add_argument("--split", choices=("report", "tune"), default="report")
+    p.add_argument("--png", default=None, help="table: also write a bar chart here")
+    p.add_argument("--root", type=Path, default=RESULTS, help="where the runs live")
+    args = p.parse_args(argv)
+    return run(args) if args.command == "run" else tables(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
