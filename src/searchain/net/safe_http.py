@@ -8,10 +8,11 @@ Used by REBEL's HTTP tool and LLM-URL's page fetcher. The rules:
   rebinding, decimal/hex/octal IPv4 forms and IPv6-mapped addresses cannot slip through. Loopback
   or private hosts are reachable only when the policy names them (``allow_private``: tests, local
   mirrors, a company tool server);
-* redirects are followed by hand, each target re-checked; headers the caller set are dropped when a
-  redirect leaves the original host;
-* the whole exchange has one deadline; the body is read in chunks up to ``max_bytes`` (compressed
-  bodies are decoded with the same cap);
+* redirects are followed by hand, each target re-checked; headers the caller set (Authorization,
+  cookies, keys) are dropped when a redirect changes the origin (scheme, host or port);
+* the whole exchange has one deadline, enforced on every socket wait (DNS, connect, headers,
+  body: :mod:`searchain.net.deadline`); the body is read in chunks up to ``max_bytes``
+  (compressed bodies are decoded with the same cap) and decoded only in allowed charsets;
 * secrets (API keys in static parameters) never reach error messages or returned URLs.
 
 The transport is httpcore(2) with our own network backend: no proxies from the environment, no
@@ -21,48 +22,44 @@ cookies, no implicit decoding.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import socket
 import time
 import urllib.parse
-import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from searchain import redaction
+from searchain.net import deadline as dl
+from searchain.net.body import Body as _Body
+from searchain.net.body import BodyError, decode
+from searchain.net.urls import (
+    HttpPolicy,
+    UnsafeURLError,
+    _parse,
+    _pick_address,
+    _Target,
+    check_url,
+    is_public,
+)
 
 try:  # this project's environment ships httpcore as ``httpcore2`` (pulled in by openai)
     import httpcore2 as httpcore
 except ImportError:  # pragma: no cover - depends on the installed client
     import httpcore  # type: ignore[no-redef]
 
+__all__ = [
+    "FetchError", "FetchResponse", "HttpPolicy", "UnsafeURLError", "afetch", "check_url",
+    "decode", "fetch", "is_public", "redact",
+]  # fmt: skip
+
 REDIRECTS = (301, 302, 303, 307, 308)
 RETRY_STATUS = (429, 502, 503, 504)
 IDEMPOTENT = ("GET", "HEAD", "OPTIONS")
-_IPV4ISH = frozenset("0123456789abcdefx.")
-
-
-class UnsafeURLError(ValueError):
-    """Refused before any byte was sent: scheme, host or address not allowed."""
 
 
 class FetchError(RuntimeError):
     """The request was allowed but failed: network error, timeout, redirect loop, oversize."""
-
-
-@dataclass(frozen=True)
-class HttpPolicy:
-    allowed_domains: tuple[str, ...] | None = None  # exact hosts or "*.example.org"; None = any
-    allow_private: tuple[str, ...] = ()  # "127.0.0.1", "localhost" or "127.0.0.1:8123"
-    max_bytes: int = 2_000_000
-    oversize: str = "truncate"  # or "error"
-    timeout_s: float = 10.0
-    max_redirects: int = 5
-    retries: int = 0
-    user_agent: str = "searchain/0.1"
-
-    def __post_init__(self) -> None:
-        if self.oversize not in ("truncate", "error"):
-            raise ValueError("HttpPolicy.oversize must be 'truncate' or 'error'")
 
 
 @dataclass
@@ -77,16 +74,7 @@ class FetchResponse:
 
     @property
     def text(self) -> str:
-        ctype = self.headers.get("content-type", "")
-        charset = "utf-8"
-        for part in ctype.split(";")[1:]:
-            key, _, value = part.strip().partition("=")
-            if key.lower() == "charset" and value:
-                charset = value.strip("\"' ")
-        try:
-            return self.content.decode(charset, errors="replace")
-        except LookupError:
-            return self.content.decode("utf-8", errors="replace")
+        return decode(self.content, self.headers.get("content-type", ""))
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
@@ -99,126 +87,16 @@ def redact(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
-# -- addresses ---------------------------------------------------------------------------
-def _literal_ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    """The address a host string denotes if it is an IP literal in any form libc accepts."""
-    try:
-        return ipaddress.ip_address(host)
-    except ValueError:
-        pass
-    if host and set(host.lower()) <= _IPV4ISH:
-        try:  # legacy forms: 2130706433, 0x7f000001, 0177.0.0.1, 127.1
-            return ipaddress.IPv4Address(socket.inet_aton(host))
-        except OSError:
-            return None
-    return None
+class _GuardedBackend(dl.DeadlineBackend):
+    """Resolve, check every address, then connect to the checked one (DNS-rebinding safe);
+    every wait bounded by the fetch's deadline (see :mod:`searchain.net.deadline`)."""
 
-
-def is_public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    if isinstance(ip, ipaddress.IPv6Address):
-        for embedded in (ip.ipv4_mapped, ip.sixtofour, ip.teredo and ip.teredo[1]):
-            if embedded is not None and not is_public(embedded):
-                return False
-    return ip.is_global and not (ip.is_multicast or ip.is_reserved or ip.is_unspecified)
-
-
-def _opted_in(policy: HttpPolicy, host: str, port: int) -> bool:
-    return host in policy.allow_private or f"{host}:{port}" in policy.allow_private
-
-
-def _domain_allowed(policy: HttpPolicy, host: str, port: int) -> bool:
-    if policy.allowed_domains is None or _opted_in(policy, host, port):
-        return True
-    for entry in policy.allowed_domains:
-        entry = entry.lower()
-        if host == entry or (entry.startswith("*.") and host.endswith(entry[1:])):
-            return True
-    return False
-
-
-@dataclass(frozen=True)
-class _Target:
-    scheme: str
-    host: str
-    port: int
-    target: str  # path + query
-
-    @property
-    def url(self) -> str:
-        default = 443 if self.scheme == "https" else 80
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        netloc = host if self.port == default else f"{host}:{self.port}"
-        return f"{self.scheme}://{netloc}{self.target}"
-
-
-def _parse(url: str, policy: HttpPolicy) -> _Target:
-    if not isinstance(url, str) or not url.strip():
-        raise UnsafeURLError("empty URL")
-    if any(ord(c) < 33 for c in url.strip()):
-        raise UnsafeURLError("URL contains whitespace or control characters")
-    try:
-        parts = urllib.parse.urlsplit(url.strip())
-        port = parts.port
-    except ValueError as exc:
-        raise UnsafeURLError(f"malformed URL: {exc}") from None
-    scheme = parts.scheme.lower()
-    if scheme not in ("http", "https"):
-        raise UnsafeURLError(f"scheme {scheme or '(none)'!r} not allowed: only http and https")
-    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
-        raise UnsafeURLError("URLs with user-info (user@host) are not allowed")
-    host = (parts.hostname or "").rstrip(".")
-    if not host:
-        raise UnsafeURLError("URL has no host")
-    try:
-        host = host.encode("idna").decode("ascii").lower()
-    except UnicodeError:
-        raise UnsafeURLError("host is not a valid domain name") from None
-    port = port or (443 if scheme == "https" else 80)
-    if not _domain_allowed(policy, host, port):
-        raise UnsafeURLError(f"host {host!r} is not in the allowed domains")
-    if not _opted_in(policy, host, port):
-        ip = _literal_ip(host)
-        if ip is not None and not is_public(ip):
-            raise UnsafeURLError(f"address {ip} is private, loopback or reserved")
-        if host == "localhost" or host.endswith((".localhost", ".local", ".internal")):
-            raise UnsafeURLError(f"host {host!r} is local")
-    target = urllib.parse.quote(parts.path or "/", safe="/%:@!$&'()*+,;=-._~")
-    if parts.query:
-        target += "?" + parts.query
-    return _Target(scheme, host, port, target)
-
-
-def check_url(url: str, policy: HttpPolicy) -> str:
-    """The normalised URL, or :class:`UnsafeURLError` (no DNS lookup, no connection)."""
-    return _parse(url, policy).url
-
-
-def _pick_address(policy: HttpPolicy, host: str, port: int, infos: list[Any]) -> str:
-    addresses = [info[4][0] for info in infos]
-    if not addresses:
-        raise UnsafeURLError(f"host {host!r} did not resolve")
-    if not _opted_in(policy, host, port):
-        for addr in addresses:
-            ip = ipaddress.ip_address(addr.split("%")[0])
-            if not is_public(ip):
-                raise UnsafeURLError(f"host {host!r} resolves to non-public address {ip}")
-    return addresses[0]
-
-
-class _GuardedBackend(httpcore.NetworkBackend):
-    """Resolve, check every address, then connect to the checked one (DNS-rebinding safe)."""
-
-    def __init__(self, policy: HttpPolicy) -> None:
+    def __init__(self, policy: HttpPolicy, resolver: dl.Resolver | None = None) -> None:
+        super().__init__(resolver)
         self.policy = policy
-        self.inner = httpcore.SyncBackend()
 
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, **kw: Any) -> Any:
-        try:
-            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except socket.gaierror:
-            raise FetchError(f"cannot resolve host {host!r}") from None
-        address = _pick_address(self.policy, host, port, infos)
-        return self.inner.connect_tcp(address, port, timeout=timeout, **kw)
+    def choose(self, host: str, port: int, infos: list[Any]) -> str:
+        return _pick_address(self.policy, host, port, infos)
 
 
 class _AsyncGuardedBackend(httpcore.AsyncNetworkBackend):
@@ -297,34 +175,6 @@ def _wire(req: _Request) -> dict[str, Any]:
     }
 
 
-class _Body:
-    """Accumulates (and decodes) a body up to the byte cap."""
-
-    def __init__(self, encoding: str, cap: int) -> None:
-        self.cap, self.size, self.truncated = cap, 0, False
-        self.parts: list[bytes] = []
-        self.decoder = None
-        if encoding in ("gzip", "x-gzip", "deflate"):
-            self.decoder = zlib.decompressobj(zlib.MAX_WBITS | 32)  # auto-detect gzip/zlib
-
-    def feed(self, chunk: bytes) -> bool:
-        """Add a chunk; False once the cap is reached (stop reading)."""
-        room = self.cap - self.size
-        if self.decoder is not None:
-            try:
-                chunk = self.decoder.decompress(chunk, room + 1)
-            except zlib.error:
-                raise FetchError("response body is not valid compressed data") from None
-        if len(chunk) > room:
-            chunk, self.truncated = chunk[:room], True
-        self.parts.append(chunk)
-        self.size += len(chunk)
-        return not self.truncated
-
-    def content(self) -> bytes:
-        return b"".join(self.parts)
-
-
 def _timeouts(deadline: float) -> dict[str, Any]:
     left = max(0.01, deadline - time.monotonic())
     return {"timeout": {"connect": left, "read": left, "write": left, "pool": left}}
@@ -337,9 +187,15 @@ def _next_request(req: _Request, status: int, location: str, policy: HttpPolicy)
     if status == 303 or (status in (301, 302) and method == "POST"):
         method, body = "GET", None
         headers = [(k, v) for k, v in headers if k != "content-type"]
-    if target.host != req.target.host:  # never carry the caller's headers to another host
+    # Another origin (scheme, host or port) gets none of the caller's headers: no
+    # Authorization, cookies or API keys for a server the caller did not name.
+    if _origin(target) != _origin(req.target):
         headers = [(k, v) for k, v in headers if k in ("user-agent", "accept-encoding")]
     return _Request(method, target, headers, body)
+
+
+def _origin(t: _Target) -> tuple[str, str, int]:
+    return t.scheme, t.host, t.port
 
 
 def _retry_wait(attempt: int, headers: dict[str, str], deadline: float) -> float | None:
@@ -371,6 +227,7 @@ def fetch(
 ) -> FetchResponse:
     """One request (with checked redirects and retries) under ``policy``; see the module doc."""
     secrets = tuple(secrets)
+    redaction.register(*secrets)  # kept out of logs, manifests and results from now on
     try:
         return _fetch_sync(url, policy, method, params, headers, json, data, secrets)
     except (UnsafeURLError, FetchError) as exc:
@@ -439,7 +296,10 @@ class _Exchange:
     def read_more(self, body: _Body, chunk: bytes) -> bool:
         if time.monotonic() > self.deadline:
             raise FetchError(f"timed out after {self.policy.timeout_s:g} s")
-        return body.feed(chunk)
+        try:
+            return body.feed(chunk)
+        except BodyError as exc:
+            raise FetchError(str(exc)) from None
 
 
 _NETWORK_ERRORS = (
@@ -452,7 +312,13 @@ _NETWORK_ERRORS = (
 
 def _fetch_sync(url, policy, method, params, headers, json_body, data, secrets) -> FetchResponse:
     ex = _Exchange(_build(url, policy, method, params, headers, json_body, data), policy, secrets)
-    with httpcore.ConnectionPool(network_backend=_GuardedBackend(policy), retries=0) as pool:
+    backend = _GuardedBackend(policy)
+    # The deadline reaches every socket wait (DNS, connect, each read), so headers that
+    # trickle in cannot hold the caller past it; a cancelled request stops at once.
+    with (
+        dl.deadline_scope(policy.timeout_s),
+        httpcore.ConnectionPool(network_backend=backend, retries=0) as pool,
+    ):
         while True:
             try:
                 with pool.stream(**_wire(ex.req), extensions=_timeouts(ex.deadline)) as resp:
@@ -464,13 +330,13 @@ def _fetch_sync(url, policy, method, params, headers, json_body, data, secrets) 
             except (UnsafeURLError, FetchError):
                 raise
             except _NETWORK_ERRORS as exc:
-                time.sleep(ex.on_network_error(exc))
+                dl.sleep(ex.on_network_error(exc))
                 continue
             outcome = ex.on_response(resp.status, hdrs, body)
             if isinstance(outcome, FetchResponse):
                 return outcome
             if outcome is not None:
-                time.sleep(outcome)
+                dl.sleep(outcome)
 
 
 async def afetch(
@@ -486,8 +352,14 @@ async def afetch(
 ) -> FetchResponse:
     """The async twin of :func:`fetch` (safe to run many at once)."""
     secrets = tuple(secrets)
+    redaction.register(*secrets)
     try:
-        return await _fetch_async(url, policy, method, params, headers, json, data, secrets)
+        # One deadline for DNS, connect, headers and body (httpcore's own timeouts are per
+        # socket operation: headers sent a byte at a time would never trip them).
+        async with asyncio.timeout(policy.timeout_s):
+            return await _fetch_async(url, policy, method, params, headers, json, data, secrets)
+    except TimeoutError:
+        failure = FetchError(f"timed out after {policy.timeout_s:g} s")
     except (UnsafeURLError, FetchError) as exc:
         failure = exc
     raise _clean(failure, secrets)
