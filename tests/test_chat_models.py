@@ -146,6 +146,31 @@ def test_a_kv_snapshot_spares_the_prefix_and_changes_no_output() -> None:
     assert restored.text == fresh.text and restored.text.strip()
 
 
+def test_prefix_reuse_counts_what_it_spares_and_off_decodes_everything() -> None:
+    """bench/prefix_reuse.py's switch: on, a prompt that extends the last one decodes only
+    its new tokens; off, every token again — and the text is the same either way."""
+    from searchain import prompts
+
+    llm = LocalLLM(n_threads=1)
+    first = prompts.fill("searchain/coq_multihop", question="Who directed Jaws?")
+    grown = first + "\n[Query 1]: Who directed Jaws?\n[Answer 1]: Steven Spielberg\n"
+    stats = llm.prefix_states.stats
+
+    def prefill(prompt: str) -> tuple[int, int, str]:
+        p0, d0 = stats.prompt_tokens, stats.prefilled_tokens
+        text = llm.complete(prompt, max_tokens=12).text
+        return stats.prompt_tokens - p0, stats.prefilled_tokens - d0, text
+
+    llm.complete(first, max_tokens=2)
+    total, decoded, reused_text = prefill(grown)
+    assert total > 256 and decoded < total - 256  # the shared prefix was not decoded again
+    llm.prefix_reuse = False
+    llm.complete(first, max_tokens=2)
+    total_off, decoded_off, fresh_text = prefill(grown)
+    assert (total_off, decoded_off) == (total, total)
+    assert reused_text == fresh_text and fresh_text.strip()
+
+
 def test_an_endpoint_reference_model_scores_through_completions() -> None:
     """Think&Cite's R_g scores a given sentence; endpoints do that only with echo on the
     completions API, so a reference endpoint keeps the completion form under --api auto."""

@@ -24,6 +24,8 @@ class PrefixStats:
     restores: int = 0
     reused_tokens: int = 0  # prompt tokens not decoded again thanks to a snapshot
     saves: int = 0
+    prompt_tokens: int = 0  # tokens of every prompt prefilled
+    prefilled_tokens: int = 0  # of them, the ones really decoded (the rest came from a cache)
 
 
 class PrefixStates:

@@ -129,6 +129,9 @@ class LocalLLM(LLM):
         self._vocab = self._llama._model.vocab
         self.chat_template: str | None = self._llama.metadata.get("tokenizer.chat_template")
         self._formatter: Any = None
+        # Reuse of cached prompt prefixes (live KV cache and snapshots). Outputs are the same
+        # either way; bench/prefix_reuse.py turns it off to measure what it saves.
+        self.prefix_reuse = True
         if api == "chat" and not self.chat_template:
             raise LLMError(f"{path.name} carries no chat template: use --api completions")
         if api == "auto":
@@ -204,8 +207,8 @@ class LocalLLM(LLM):
         (or, with ``rows_from``, the logits of positions ``rows_from..``)."""
         ll = self._llama
         limit = len(tokens) - 1 if rows_from is None else rows_from
-        common = self._cached_prefix(tokens, limit)
-        key, shared = self.prefix_states.best(tokens)
+        common = self._cached_prefix(tokens, limit) if self.prefix_reuse else 0
+        key, shared = self.prefix_states.best(tokens) if self.prefix_reuse else (None, 0)
         shared = min(shared, limit)
         shared -= shared % ALIGN
         # A snapshot pays when it spares more than a batch of decoding (its copy is ~ms).
@@ -217,11 +220,14 @@ class LocalLLM(LLM):
             ll._ctx.kv_cache_seq_rm(-1, 0, -1)
             common = 0
         ll.n_tokens = common
+        stats = self.prefix_states.stats
+        stats.prompt_tokens += len(tokens)
+        stats.prefilled_tokens += len(tokens) - common
         out = self._decode(tokens[common:], None if rows_from is None else rows_from - common)
         # Only the prompt part of the cache is on the ALIGN grid; generated tokens are not.
         # Stored on the shared model object: every LocalLLM over it sees the same cache.
         ll._searchain_prompt_len = len(tokens)
-        if rows_from is None:  # a generation prompt: later prompts may extend it
+        if rows_from is None and self.prefix_reuse:  # later prompts may extend it
             self.prefix_states.save(ll, tokens)
         return out
 
