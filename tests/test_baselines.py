@@ -55,9 +55,14 @@ def check_trace(trace: Trace, index: BM25Index, k: int) -> None:
     assert Trace.from_dict(json.loads(json.dumps(trace.to_dict()))) == trace
 
 
+# Direct prompting's recordings are of its 4-demo form; the paper's 0-demo default has its
+# own recorded test below.
+RECORDED_AS = {"direct-prompting": {"demos": 4}}
+
+
 @pytest.mark.parametrize("name", BASELINES)
 def test_replayed_runs_are_well_formed(name, llm, index, questions) -> None:
-    method = build_method(name, llm, index)
+    method = build_method(name, llm, index, **RECORDED_AS.get(name, {}))
     for q in questions:
         events: list[dict] = []
         with listening(events.append):
@@ -200,10 +205,12 @@ def _demos(family: str) -> tuple[str, list[str]]:
             asked += re.findall(r"^(?:Memory: |- )(.+?\?)", body, re.M)
             asked += re.findall(r"<Q>(.+?)</Q>", body)
     elif family == "searchain":
-        for name in ("multihop", "yesno", "factcheck", "longform", "noir"):
+        for name in ("multihop", "yesno", "factcheck", "longform", "noir", "noir_yesno",
+                     "noir_factcheck", "noir_longform"):  # fmt: skip
             body = prompts.load(f"searchain/coq_{name}").body
             texts.append(body)
-            for q in re.findall(r'^\[Question\]: ?"(.+?)"$', body, re.M):
+            yes_no = r'(?: \(The answer can only be "Yes" or "No"\))?'
+            for q in re.findall(rf'^\[Question\]: ?"(.+?)"{yes_no}$', body, re.M):
                 asked.append(re.sub(r"\s*\((?:SUPPORTS or REFUTES)\)\?$", "", q))
             for q in re.findall(r"^\[(?:Unsolved )?Query(?: \d+)?\]: (.+)$", body, re.M):
                 asked.append(q.removesuffix(" Instruction: Please stop your generation."))
@@ -242,7 +249,7 @@ FAMILIES = ["rebel", "searchain", "thinkcite"]
 @pytest.mark.parametrize("family", FAMILIES)
 def test_no_demo_question_is_an_evaluated_question_or_subquestion(family, evaluated) -> None:
     _, questions = _demos(family)
-    assert len(questions) == {"rebel": 22, "searchain": 50, "thinkcite": 12}[family]
+    assert len(questions) == {"rebel": 22, "searchain": 101, "thinkcite": 12}[family]
     found = [(q, evaluated["asked"][normalize_answer(q)]) for q in questions
              if normalize_answer(q) in evaluated["asked"]]  # fmt: skip
     assert not found

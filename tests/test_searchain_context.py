@@ -55,8 +55,12 @@ def test_prompt_fits_sees_through_wrappers_and_is_unknown_without_a_model() -> N
 QUESTION = "Who directed the film in which Roy Scheider played Martin Brody?"
 
 
-def _rounds(llm: LocalLLM) -> tuple[CompletionRounds, Trace, list[Node], FeedbackText]:
-    rounds = CompletionRounds(llm, QUESTION, TASKS["multihop"])
+def _rounds(
+    llm: LocalLLM, revise: bool = False
+) -> tuple[CompletionRounds, Trace, list[Node], FeedbackText]:
+    # revise=False: the reader's g is restated and the model continues at [Query n+1]
+    # (what these tests were written for); the paper's cue is checked on its own below.
+    rounds = CompletionRounds(llm, QUESTION, TASKS["multihop"], revise=revise)
     trace = Trace(question=QUESTION, method="searchain", rounds=2)
     path = [Node("r2.1", "Who directed Jaws?", "George Lucas", "llm", "q")]
     passage = Passage(id="p1", text="Jaws is a 1975 film directed by Steven Spielberg.")
@@ -87,6 +91,28 @@ def test_earlier_rounds_are_dropped_when_the_grown_prompt_does_not_fit() -> None
     rounds.prompt = rounds.chain_prompt + "[Query 1]: filler question\n"
     assert rounds.advance(trace, path, generated, fb, 256)
     assert "filler question" in rounds.prompt
+
+
+def test_after_feedback_the_paper_cues_the_models_new_answer() -> None:
+    """The paper's default: the restated chain ends with the node's query and "[Answer n]:",
+    so the model writes its new answer a'; the reader's g is only in the feedback message."""
+    llm = LocalLLM()
+    rounds, trace, path, fb = _rounds(llm, revise=True)
+    earlier = Node("r1.1", "Who played Martin Brody?", "Roy Scheider", "ir-corrected", "q",
+                   meta={"revised_answer": "Roy Scheider played Martin Brody."})  # fmt: skip
+    path = [earlier, *path]
+    assert rounds.advance(trace, path, "[Query 2]: Who directed Jaws?\n", fb, 256)
+    cue = "[Query 2]: Who directed Jaws?\n[Answer 2]:"
+    assert rounds.prompt.endswith(cue) and (rounds.cue, rounds.offset) == (cue, 1)
+    restated = rounds.prompt[rounds.prompt.rindex("[Question]:") :]
+    # An earlier node the model re-answered is restated with its own new answer.
+    assert "[Answer 1]: Roy Scheider played Martin Brody.\n" in restated
+    assert "Steven Spielberg" not in restated and "Steven Spielberg" in rounds.prompt
+    # The old form, for comparison: g restated, the model goes on with the next query.
+    old, trace, _, fb = _rounds(llm)
+    assert old.advance(trace, path, "", fb, 256)
+    assert old.prompt.endswith("[Answer 2]: George Lucas\n[Query 3]:")
+    assert (old.cue, old.offset) == ("[Query 3]:", 2)
 
 
 def test_when_nothing_fits_the_rounds_stop_with_a_recorded_reason() -> None:

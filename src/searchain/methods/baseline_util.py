@@ -1,5 +1,6 @@
-"""What the baselines share: reading a base model's final-answer line, grounding a short answer
-in the passages a method retrieved, and collecting those passages as numbered references."""
+"""What the baselines share: the task's label instruction on the question, reading a base
+model's final-answer line, grounding a short answer in the passages a method retrieved, and
+collecting those passages as numbered references."""
 
 from __future__ import annotations
 
@@ -10,6 +11,28 @@ from searchain.types import Citation, Passage
 
 # "So the final answer is: X" (Self-Ask, CoT) or "so the answer is X" (ReAct thoughts).
 _FINAL = re.compile(r"so the (?:final )?answer is\s*:?\s*(.*)", re.I)
+
+# The task kinds of the data sets (eval/datasets.py's TASKS; methods sit below eval, so the
+# names are repeated here). A data set's task tells a method which answers are allowed.
+TASK_KINDS = ("multihop", "yesno", "factcheck", "longform", "list", "open")
+# What SearChain's CoQ prompts add to a question of these tasks (prompts/searchain/
+# coq_yesno.txt, coq_factcheck.txt; the paper's figures 9 and 10): the labels a gold answer
+# can be. The baselines get the same words, or cover-EM could never credit them on FEVER.
+LABEL_INSTRUCTIONS = {
+    "yesno": ' (The answer can only be "Yes" or "No")',
+    "factcheck": " (SUPPORTS or REFUTES)?",
+}
+
+
+def check_task(task: str) -> str:
+    if task not in TASK_KINDS:
+        raise ValueError(f"unknown task {task!r}; one of {', '.join(TASK_KINDS)}")
+    return task
+
+
+def task_question(question: str, task: str) -> str:
+    """``question`` as a baseline's prompt asks it: with the task's label instruction."""
+    return question + LABEL_INSTRUCTIONS.get(task, "")
 
 
 def final_answer(text: str) -> str | None:

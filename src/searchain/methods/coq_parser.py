@@ -30,10 +30,10 @@ Rules (what each tag does to the chain being built):
   node, starts a new unsolved node with query ``q``. Text after the unsolved query up to the
   next tag (StrategyQA demos add "Instruction: Please stop your generation.") is ignored.
 * The demo's two alternatives, echoed together (``[Unsolved Query]: q`` and ``[Answer]: a``
-  for the same node, in either order): **the answer wins** and the node is solved. The model
-  did commit to an answer, and SearChain's verification step still checks a solved node
-  against retrieval (and corrects it when the reader is confident), whereas marking it
-  unsolved would throw the answer away.
+  for the same node, in either order): the node keeps the answer and is flagged ``both``.
+  What such a node is, SearChain decides (``both_tags``): by default unsolved, as the paper's
+  server sends every ``[Unsolved Query]`` line to completion; optionally solved (the answer
+  wins and verification checks it against retrieval).
 * ``[Final Content]:`` takes everything after it, up to the end or to a following
   ``[Question]:`` tag, and ends the chain. It also stops at another bracketed tag
   (``[Query 4]:``, ``[Final Content]:``) or at the prompt's scaffolding: Gemma 3 270M goes on
@@ -47,7 +47,8 @@ Rules (what each tag does to the chain being built):
   skipped, restarted), so they are only used to pair answers with queries.
 
 The result always satisfies: indices are 1..n, every query is non-empty, and
-``unsolved == (answer is None)`` (an empty ``[Answer]:`` leaves the node unsolved).
+``unsolved == (answer is None)`` (an empty ``[Answer]:`` leaves the node unsolved); ``both``
+only ever flags an answered node.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Chain", "CoQNode", "parse_chain"]
+__all__ = ["Chain", "CoQNode", "parse_chain", "same_query"]
 
 
 @dataclass(slots=True)
@@ -66,6 +67,7 @@ class CoQNode:
     query: str
     answer: str | None  # None when unsolved
     unsolved: bool  # always ``answer is None``: IR must complete the node
+    both: bool = False  # the model also wrote [Unsolved Query] for this answered node
 
 
 @dataclass(slots=True)
@@ -150,7 +152,7 @@ def _first_line(text: str) -> str:
     return ""
 
 
-def _same_query(a: str, b: str) -> bool:
+def same_query(a: str, b: str) -> bool:
     # "Who is the performer of Spirit If... ?" and "who is the performer of Spirit If…" are one.
     def key(s: str) -> str:
         return " ".join(re.sub(r"[\W_]+", " ", s.casefold()).split())
@@ -173,6 +175,7 @@ class _Draft:
     query: str
     number: int | None  # the model's number, only used to pair answers with queries
     answer: str | None = None
+    unsolved_tag: bool = False  # an [Unsolved Query] tag named this node
 
 
 def _tags(text: str) -> list[_Tag]:
@@ -233,9 +236,10 @@ class _Builder:
     def unsolved(self, payload: str, number: int | None) -> None:
         query = _first_line(payload)
         current = self.current
-        if current is not None and (not query or _same_query(query, current.query)):
+        if current is not None and (not query or same_query(query, current.query)):
             # Marks the current node unsolved, which it already is while it has no answer; if
-            # it has one, the model echoed both of the demo's alternatives: the answer wins.
+            # it has one (or gets one), the model echoed both of the demo's alternatives.
+            current.unsolved_tag = True
             return
         if query:
             # A reworded unsolved query under a pending node is the same step: it takes that
@@ -243,10 +247,18 @@ class _Builder:
             if number is None and current is not None and current.answer is None:
                 number = current.number
             self._open(query, number)
+            if self.current is not None:
+                self.current.unsolved_tag = True
 
     def nodes(self) -> list[CoQNode]:
         return [
-            CoQNode(index=i, query=d.query, answer=d.answer, unsolved=d.answer is None)
+            CoQNode(
+                index=i,
+                query=d.query,
+                answer=d.answer,
+                unsolved=d.answer is None,
+                both=d.unsolved_tag and d.answer is not None,
+            )
             for i, d in enumerate(self.drafts, 1)
         ]
 

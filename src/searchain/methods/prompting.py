@@ -1,31 +1,47 @@
 """The no-retrieval baselines: direct prompting and chain-of-thought (one LLM call each).
 
-Both are few-shot prompts (``prompts/baselines/direct.txt``, ``cot.txt``, and their chat
-forms ``*.chat.txt``) with Self-Ask's hand-written demos, as in Press et al.'s comparison. A
-base model's output stops at the end of the answer line; a chat model's reply is one turn,
-and its short answer is read out of its habits (markdown, "The answer is ...").
+Direct prompting asks the bare question by default (``direct_zero_shot``): the SearChain
+paper's Table 8 gives it 0 demos. ``demos=4`` is Press et al.'s form, Self-Ask's four
+hand-written demos (``prompts/baselines/direct.txt``). Chain-of-thought has those four demos
+with their reasoning (``cot.txt``); ``cot_sc`` samples it several times and takes the majority
+answer (CoT-SC, Wang et al., 2023; ReAct's fallback). Every prompt has a chat form
+(``*.chat.txt``). The question carries the task's label instruction (FEVER: "(SUPPORTS or
+REFUTES)?", StrategyQA: Yes/No), as SearChain's prompts do. A base model's output stops at
+the end of the answer line; a chat model's reply is one turn, and its short answer is read out
+of its habits (markdown, "The answer is ...").
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
+from dataclasses import dataclass
 
 from searchain import prompts
 from searchain.answers import short_answer
 from searchain.events import emit
 from searchain.llm import LLM
 from searchain.methods.base import call_template, is_chat
-from searchain.methods.baseline_util import clean, final_answer
-from searchain.types import Node, Trace
+from searchain.methods.baseline_util import check_task, clean, final_answer, task_question
+from searchain.text import normalize_answer
+from searchain.types import Node, Trace, Usage
 
 STOP = ("\n",)
+# Direct prompting's templates by number of demos.
+DIRECT = {0: "baselines/direct_zero_shot", 4: "baselines/direct"}
+COT = "baselines/cot"
 
 
 class PromptOnly:
-    """Answer from the model's own knowledge with one few-shot prompt."""
+    """Answer from the model's own knowledge with one prompt."""
 
-    def __init__(self, llm: LLM, *, name: str, template: str, max_tokens: int) -> None:
+    def __init__(
+        self, llm: LLM, *, name: str, template: str, max_tokens: int, task: str = "open",
+        demos: int | None = None,
+    ) -> None:  # fmt: skip
         self.llm, self.name, self.template, self.max_tokens = llm, name, template, max_tokens
+        self.task = check_task(task)
+        self.demos = demos  # recorded in the run manifest (eval/methods.describe) and traces
         prompts.load(template)  # a missing template fails at construction, not per item
 
     def run(self, question: str) -> Trace:
@@ -36,8 +52,9 @@ class PromptOnly:
         chat = is_chat(self.llm)
         result = call_template(
             self.llm, self.template, max_tokens=self.max_tokens, stop=STOP, chat_stop=(),
-            question=question,
+            question=task_question(question, self.task),
         )  # fmt: skip
+        trace.meta.update(task=self.task, template=self.template, demos=self.demos)
         trace.usage.add(result.usage)
         text = result.text.strip()
         found = final_answer(text)
@@ -55,11 +72,53 @@ class PromptOnly:
         return trace
 
 
-def direct_prompting(llm: LLM, max_tokens: int = 32) -> PromptOnly:
+def direct_prompting(
+    llm: LLM, max_tokens: int = 32, demos: int = 0, task: str = "open"
+) -> PromptOnly:
+    """Direct prompting with ``demos`` demos: 0 (the SearChain paper's Table 8) or 4."""
+    if demos not in DIRECT:
+        raise ValueError(f"direct prompting has {sorted(DIRECT)} demos, not {demos!r}")
     return PromptOnly(
-        llm, name="direct-prompting", template="baselines/direct", max_tokens=max_tokens
-    )
+        llm, name="direct-prompting", template=DIRECT[demos], max_tokens=max_tokens, task=task,
+        demos=demos,
+    )  # fmt: skip
 
 
-def chain_of_thought(llm: LLM, max_tokens: int = 128) -> PromptOnly:
-    return PromptOnly(llm, name="cot", template="baselines/cot", max_tokens=max_tokens)
+def chain_of_thought(llm: LLM, max_tokens: int = 128, task: str = "open") -> PromptOnly:
+    return PromptOnly(llm, name="cot", template=COT, max_tokens=max_tokens, task=task, demos=4)
+
+
+@dataclass
+class Vote:
+    """CoT-SC's result: the majority answer and what each sample said."""
+
+    answer: str
+    answers: list[str]
+    votes: int
+    usage: Usage
+
+
+def cot_sc(
+    llm: LLM, question: str, *, samples: int, temperature: float, seed: int,
+    max_tokens: int = 128,
+) -> Vote:  # fmt: skip
+    """Self-consistency over chain-of-thought: ``samples`` sampled CoT answers (fixed seed,
+    so a run can be replayed and cached) and their majority, by normalised answer; a tie goes
+    to the answer sampled first. ``question`` already carries any label instruction."""
+    params = {"max_tokens": max_tokens, "n": samples, "temperature": temperature, "seed": seed}
+    if is_chat(llm):
+        result = llm.chat(prompts.messages(COT, question=question), **params)
+    else:
+        result = llm.complete(prompts.fill(COT, question=question), stop=STOP, **params)
+    answers = []
+    for c in result.completions:
+        found = final_answer(c.text)
+        if found is None:
+            found = short_answer(c.text) if is_chat(llm) else clean(c.text)
+        answers.append(found)
+    counts = Counter(normalize_answer(a) for a in answers if normalize_answer(a))
+    if not counts:
+        return Vote("", answers, 0, result.usage)
+    best = max(counts.values())
+    answer = next(a for a in answers if counts.get(normalize_answer(a)) == best)
+    return Vote(answer, answers, best, result.usage)

@@ -14,6 +14,13 @@ dialogue: each Thought/Action is an assistant turn (stopped before any "Observat
 without "Action i:", "Search: X" or a missing bracket); a reply without one is recorded in
 ``errors``. The forced Finish is a user request appended to the last observation.
 
+``fallback="cot-sc"`` is the paper's ReAct → CoT-SC instead (Yao et al., §3.3; the setting
+the SearChain paper compares with): when the step budget ends without Finish, the answer is
+the majority of ``sc_samples`` sampled chain-of-thought answers (21 at temperature 0.7 in
+the paper). The default stays the forced Finish (one short call, not 21 long ones); the trace
+says which ran (``meta.fallback``, ``meta.backoff``). The question carries the task's label
+instruction (``task``), as SearChain's prompts do.
+
 A search repeated word for word returns the next passages not shown yet (base models loop
 on one query). Every search is a node with its passages; the final answer gets a ``[n]``
 mark to the first retrieved passage that contains it (origin "post-hoc").
@@ -29,7 +36,8 @@ from searchain.answers import short_answer
 from searchain.events import emit
 from searchain.llm import LLM
 from searchain.methods.base import is_chat
-from searchain.methods.baseline_util import References, clean
+from searchain.methods.baseline_util import References, check_task, clean, task_question
+from searchain.methods.prompting import cot_sc
 from searchain.retrieval.base import Retriever
 from searchain.text import normalize_answer
 from searchain.types import Node, Passage, Trace
@@ -51,6 +59,8 @@ _LOOSE = re.compile(r"^\s*(search|finish)\b\s*(?:[:(]\s*)?(.*?)\s*\)?\s*$", re.I
 Message = dict[str, str]
 # The instruction's own placeholders: a small chat model copies "Search[query]" from it.
 PLACEHOLDERS = ("query", "answer", "...", "")
+# After the step budget: "finish" forces "Action n: Finish["; "cot-sc" backs off to CoT-SC.
+FALLBACKS = ("finish", "cot-sc")
 
 
 def parse_action(text: str) -> tuple[str, str]:
@@ -109,10 +119,23 @@ class ReAct:
         max_steps: int = 7,
         step_tokens: int = 96,
         observation_words: int = 100,
+        task: str = "open",
+        fallback: str = "finish",
+        sc_samples: int = 21,
+        sc_temperature: float = 0.7,
+        seed: int = 0,
     ) -> None:
         self.llm, self.retriever, self.k = llm, retriever, k
         self.max_steps, self.step_tokens = max_steps, step_tokens
         self.observation_words = observation_words
+        self.task = check_task(task)
+        if fallback not in FALLBACKS:
+            raise ValueError(f"ReAct's fallback is one of {FALLBACKS}, not {fallback!r}")
+        if sc_samples < 1:
+            raise ValueError(f"sc_samples must be at least 1, not {sc_samples}")
+        # Recorded in the run manifest (eval/methods.describe): what a table of runs labels.
+        self.fallback, self.sc_samples, self.sc_temperature = fallback, sc_samples, sc_temperature
+        self.seed = seed
 
     def run(self, question: str) -> Trace:
         t0 = time.perf_counter()
@@ -120,10 +143,13 @@ class ReAct:
         trace = Trace(question=question, method=self.name)
         refs = References()
         chat = is_chat(self.llm)
-        trace.meta["prompt_form"] = "chat" if chat else "completion"
-        messages = prompts.messages(TEMPLATE, question=question) if chat else []
+        trace.meta.update(
+            prompt_form="chat" if chat else "completion", task=self.task, fallback=self.fallback
+        )
+        asked = task_question(question, self.task)
+        messages = prompts.messages(TEMPLATE, question=asked) if chat else []
         # The transcript; for base models, also the prompt they continue.
-        prompt = f"Question: {question}" if chat else prompts.fill(TEMPLATE, question=question)
+        prompt = f"Question: {asked}" if chat else prompts.fill(TEMPLATE, question=asked)
         shown: dict[str, list[str]] = {}  # normalised query -> passage ids shown for it
         answer: str | None = None
         for i in range(1, self.max_steps + 1):
@@ -160,7 +186,9 @@ class ReAct:
             prompt += f"\nObservation {i}: {obs}"
             if chat:
                 messages.append({"role": "user", "content": f"Observation {i}: {obs}"})
-        if answer is None:
+        if answer is None and self.fallback == "cot-sc":
+            answer = self._back_off(asked, question, trace)
+        elif answer is None:
             n = self.max_steps + 1
             trace.errors.append(
                 f"step budget ({self.max_steps}) reached without Finish[]; the answer was "
@@ -192,6 +220,25 @@ class ReAct:
         trace.wall_seconds = time.perf_counter() - t0
         emit("answer", text=trace.answer)
         return trace
+
+    def _back_off(self, asked: str, question: str, trace: Trace) -> str:
+        """ReAct → CoT-SC: the majority of sampled chain-of-thought answers."""
+        trace.errors.append(
+            f"step budget ({self.max_steps}) reached without Finish[]; backed off to CoT-SC "
+            f"({self.sc_samples} samples)"
+        )
+        emit("llm", purpose="cot-sc")
+        vote = cot_sc(
+            self.llm, asked, samples=self.sc_samples, temperature=self.sc_temperature,
+            seed=self.seed,
+        )  # fmt: skip
+        trace.usage.add(vote.usage)
+        trace.meta["backoff"] = {"to": "cot-sc", "answers": vote.answers, "votes": vote.votes}
+        trace.nodes.append(
+            Node(id=str(self.max_steps + 1), query=question, answer=vote.answer, source="llm",
+                 meta={"action": "CoT-SC", "forced": True, "votes": vote.votes})
+        )  # fmt: skip
+        return vote.answer
 
     def _step(self, prompt: str, i: int, trace: Trace) -> tuple[str, str, str]:
         """One Thought/Action: (thought, action kind, argument)."""

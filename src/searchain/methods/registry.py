@@ -27,6 +27,24 @@ METHODS = (
 )  # fmt: skip
 
 
+# The methods told the data set's task kind (``task=``): SearChain picks its prompt family
+# from it, the baselines the label instruction they add to the question (FEVER "(SUPPORTS or
+# REFUTES)?", StrategyQA Yes/No).
+TASK_AWARE = ("searchain", *SEARCHAIN_ABLATIONS, "retrieve-read", *BASELINES, *ALIASES)
+SEARCHAIN_FAMILIES = ("multihop", "yesno", "factcheck", "longform")
+
+
+def task_options(name: str, task: str | None) -> dict[str, str]:
+    """The options that tell method ``name`` the task kind of the data set it answers
+    (``eval/datasets.py``'s ``Example.task``): ``{}`` for a method that takes none. SearChain
+    has a CoQ prompt per family and asks any other task (open, list) as multi-hop QA."""
+    if name not in TASK_AWARE or task is None:
+        return {}
+    if name == "searchain" or name in SEARCHAIN_ABLATIONS:
+        return {"task": task if task in SEARCHAIN_FAMILIES else "multihop"}
+    return {"task": task}
+
+
 def make_reader(spec: str, llm: LLM) -> Any:
     """``"llm"`` (the LLM reads, confidence from its log-probs) or the path of a local Hugging
     Face extractive reader (DPR reader or SQuAD-style QA model)."""
@@ -73,7 +91,7 @@ def build_method(
     if name == "retrieve-read":
         from searchain.methods.retrieve_read import RetrieveRead
 
-        return RetrieveRead(llm, retriever, k=k or 5)  # type: ignore[arg-type]
+        return RetrieveRead(llm, retriever, k=k or 5, **options)  # type: ignore[arg-type]
     if name == "searchain":
         from searchain.methods.searchain import SearChain, SearChainConfig
 

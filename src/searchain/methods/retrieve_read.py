@@ -1,6 +1,7 @@
 """Direct retrieval ("retrieve-then-read"): the top-k passages for the question go into one
 prompt and the LLM answers with ``[n]`` citations. The papers' simplest IR baseline, and the
-answerer of ``searchain ask --method retrieve-read``."""
+answerer of ``searchain ask --method retrieve-read``. Passages are retrieved for the question
+itself; the prompt asks it with the task's label instruction (``task``), as SearChain does."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from searchain import citations
 from searchain.answers import short_answer
 from searchain.llm import LLM
 from searchain.methods.base import call_template, is_chat
+from searchain.methods.baseline_util import check_task, task_question
 from searchain.retrieval.base import Retriever
 from searchain.types import Node, Trace
 
@@ -41,8 +43,10 @@ class RetrieveRead:
         max_tokens: int = 128,
         template: str = "retrieve_read",
         post_cite: bool = True,
+        task: str = "open",
     ) -> None:
         self.llm, self.retriever, self.k = llm, retriever, k
+        self.task = check_task(task)
         self.max_tokens, self.template = max_tokens, template
         # Small models rarely write [n] marks; post-hoc citation (ALCE) fills the gaps and
         # every such citation is labelled origin="post-hoc" in the trace.
@@ -59,8 +63,9 @@ class RetrieveRead:
             stop=("\n",),
             chat_stop=(),
             documents=render_documents(passages),
-            question=question,
+            question=task_question(question, self.task),
         )
+        trace.meta["task"] = self.task
         trace.usage.add(result.usage)
         text = result.text.strip()
         trace.answer = short_answer(text) if is_chat(self.llm) else extract_answer(text)

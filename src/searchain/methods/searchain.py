@@ -17,59 +17,64 @@ for a chat model the paper's dialogue (chain = assistant turn, feedback = user t
 base model one growing completion prompt that restates the chain up to the corrected node,
 from which the model continues.
 
+After feedback on node n the model gives its new answer a'_n (the root of the new branch,
+``status="revised"``; the correct path R keeps the reader's g, as Algorithm 1 records it);
+``answer_after_feedback="reader"`` writes g into the restated chain instead. A node with both
+``[Unsolved Query]`` and ``[Answer]`` goes to completion (``both_tags``), as every unsolved
+query does in the paper; ``meta.both_tag_nodes`` counts them.
+
 A chain with no parsable node but a ``[Final Content]`` answers from that content (source
 "llm", uncited), as a chain that needed no retrieval. Every round's raw chain is kept in
-``meta.chains``.
+``meta.chains``. Settings: ``methods/searchain_config.py``; the answer once the rounds end:
+``methods/searchain_tracing.py``.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import time
 from dataclasses import dataclass, field
 
-from searchain import citations, prompts
-from searchain.answers import short_answer
+from searchain import prompts
 from searchain.events import emit
 from searchain.llm import LLM, prompt_form
-from searchain.methods.coq_parser import Chain, CoQNode, parse_chain
-from searchain.methods.retrieve_read import extract_answer
+from searchain.methods.coq_parser import Chain, parse_chain, same_query
+from searchain.methods.searchain_config import (
+    NO_IR_TASKS,
+    NO_IR_TEMPLATE,
+    TASKS,
+    SearChainConfig,
+)
 from searchain.methods.searchain_rounds import FeedbackText, Rounds, make_rounds
+from searchain.methods.searchain_tracing import (
+    answer_from_content,
+    branch_nodes,
+    content_only,
+    final_content_of,
+    no_ir_answer,
+    skc,
+    tracing,
+)
 from searchain.readers.base import Reader, ReaderOutput
 from searchain.readers.similarity import QueryMemory
 from searchain.retrieval.base import Retriever
 from searchain.text import contains_answer, rouge_l
 from searchain.types import Node, Passage, Trace
 
+__all__ = [
+    "NO_IR_TASKS",
+    "NO_IR_TEMPLATE",
+    "TASKS",
+    "Feedback",
+    "SearChain",
+    "SearChainConfig",
+    "branch_nodes",
+    "content_only",
+    "final_content_of",
+    "skc",
+]
+
 log = logging.getLogger(__name__)
-
-TASKS = {
-    "multihop": "searchain/coq_multihop",  # HotpotQA, MuSiQue, 2Wiki, zsRE, T-REx
-    "yesno": "searchain/coq_yesno",  # StrategyQA
-    "factcheck": "searchain/coq_factcheck",  # FEVER
-    "longform": "searchain/coq_longform",  # ELI5
-}
-NO_IR_TEMPLATE = "searchain/coq_noir"
-
-
-@dataclass
-class SearChainConfig:
-    task: str = "multihop"
-    theta: float | None = None  # None: the reader's own calibrated default
-    alpha: float = 0.35  # ROUGE-L threshold for long-form consistency
-    r_max: int = 5
-    k: int = 1  # passages per node (the paper: top-1)
-    verification: bool = True
-    completion: bool = True
-    use_ir: bool = True
-    template: str | None = None  # a user CoQ template file overrides the task's
-    max_tokens: int = 256
-    trace_max_tokens: int = 160
-    post_cite: bool = True  # cite uncited sentences post hoc (labelled so in the trace)
-    # Cosine similarity at which a query counts as already processed. MiniLM puts paraphrases
-    # at ~0.96 but also "Where/When was X born?" at 0.96: only near-identical wording is safe.
-    dedup_threshold: float = 0.97
 
 
 @dataclass
@@ -104,12 +109,10 @@ class SearChain:
     ) -> None:
         self.llm, self.retriever, self.reader = llm, retriever, reader
         self.config = config or SearChainConfig()
-        if self.config.task not in TASKS:
-            raise ValueError(f"unknown task {self.config.task!r}; one of {sorted(TASKS)}")
+        self.config.validate()
         if self.config.use_ir and (retriever is None or reader is None):
             raise ValueError("SearChain with IR needs a retriever and a reader")
-        if self.config.template:
-            prompts.load(self.config.template)  # a missing or malformed file fails here, early
+        prompts.load(self.config.template_name())  # a missing or malformed file fails here
         self.embedder = embedder
         if self.config.use_ir:
             self.name = "searchain"
@@ -126,6 +129,10 @@ class SearChain:
             return self.config.theta
         return float(getattr(self.reader, "default_theta", 0.0))
 
+    @property
+    def revise(self) -> bool:
+        return self.config.answer_after_feedback == "llm"
+
     # -- the algorithm --------------------------------------------------------------------
     def run(self, question: str) -> Trace:
         t0 = time.perf_counter()
@@ -136,21 +143,24 @@ class SearChain:
         root = Node(id="q", query=question, answer=None, source="question")
         trace.nodes.append(root)
 
-        template = cfg.template or (TASKS[cfg.task] if cfg.use_ir else NO_IR_TEMPLATE)
         form = prompt_form(self.llm)
-        rounds: Rounds = make_rounds(self.llm, question, template, form)
+        rounds: Rounds = make_rounds(self.llm, question, cfg.template_name(), form, self.revise)
         trace.errors.extend(getattr(rounds, "notes", []))
         parent, chain, chains = root.id, Chain([], "", ""), []
+        fed: Node | None = None  # the node whose feedback the next chain answers
         emit("start", method=self.name, question=question)
+        # At most r_max rounds (the spec's and the official code's bound; see the docs).
         while trace.rounds < cfg.r_max:
             emit("round", n=trace.rounds + 1)
-            offset = len(state.path) if rounds.cue else 0
+            offset = rounds.offset
             result = rounds.generate(cfg.max_tokens)
             trace.usage.add(result.usage)
             trace.rounds += 1
             chains.append(result.text)
             chain = parse_chain(rounds.cue + result.text)
             branch = self._add_branch(state, chain, parent, offset)
+            if fed is not None and self.revise:
+                self._revision(state, fed, branch)
             emit("chain", n=trace.rounds, queries=[node.query for node in branch])
             if not cfg.use_ir:
                 break
@@ -158,7 +168,9 @@ class SearChain:
             if fb is None:
                 break
             self._apply(state, fb)
-            parent = fb.node.id
+            parent, fed = fb.node.id, fb.node
+            if trace.rounds >= cfg.r_max:
+                break  # no round is left to answer this feedback: no prompt to build for it
             said = FeedbackText(fb.kind, fb.node.query, fb.reader.answer, fb.passage.render())
             if not rounds.advance(trace, state.path, result.text, said, cfg.max_tokens):
                 break
@@ -168,20 +180,24 @@ class SearChain:
             chain = Chain([], chain.raw.strip(), chain.raw)
             trace.errors.append("the reply had no CoQ tag; its text is taken as [Final Content]")
         if cfg.use_ir and not state.path and not branch_nodes(trace) and chain.final_content:
-            self._answer_from_content(state, chain, form)
+            answer_from_content(trace, question, chain)
         elif cfg.use_ir:
-            self._tracing(state, rounds, form)
+            tracing(trace, state.path, rounds, form, cfg)
         else:
-            self._no_ir_answer(state, chain, form)
+            no_ir_answer(trace, chain, form)
         trace.meta.update(
             prompt_form=form,
             chains=chains,
             task=cfg.task,
+            template=cfg.template_name(),
             theta=self.theta,
             alpha=cfg.alpha,
             r_max=cfg.r_max,
             dedup=memory.kind,
             dedup_threshold=cfg.dedup_threshold,
+            answer_after_feedback=cfg.answer_after_feedback,
+            both_tags=cfg.both_tags,
+            both_tag_nodes=sum(1 for n in trace.nodes if n.meta.get("both_tags")),
             feedback=state.feedback_log,
             path=[n.id for n in state.path],
         )
@@ -192,27 +208,50 @@ class SearChain:
     def _add_branch(self, state: _Run, chain: Chain, parent: str, offset: int) -> list[Node]:
         """Attach a round's chain to the ToR below ``parent`` (a path of nodes)."""
         nodes = []
+        to_completion = self.config.both_tags == "unsolved"
         for c in chain.nodes:
+            meta = {
+                "round": state.trace.rounds,
+                "step": offset + c.index,
+                "unsolved": c.unsolved or (c.both and to_completion),
+                "status": "unverified",
+            }
+            if c.both:  # the model wrote [Unsolved Query] and [Answer] for this step
+                meta["both_tags"] = True
             node = Node(
                 id=f"r{state.trace.rounds}.{offset + c.index}",
                 query=c.query,
                 answer=c.answer,
                 source="llm",
                 parent=parent,
-                meta={
-                    "round": state.trace.rounds,
-                    "step": offset + c.index,
-                    "unsolved": c.unsolved,
-                    "status": "unverified",
-                },
+                meta=meta,
             )
             state.trace.nodes.append(node)
             nodes.append(node)
             parent = node.id
         return nodes
 
+    def _revision(self, state: _Run, fed: Node, branch: list[Node]) -> None:
+        """The new branch's root (q_n, a'_n): the model's new answer to the node that got
+        feedback. The completion form cued it; a chat reply restates q_n when it does. It is
+        the LLM's answer after IR, kept in the ToR; IR does not check it again (q_n is in M)."""
+        if not branch or not same_query(branch[0].query, fed.query) or not branch[0].answer:
+            # No new answer: an unsolved restatement goes to IR again, as the official
+            # server sends every [Unsolved Query] line.
+            state.trace.errors.append(
+                f"round {state.trace.rounds}: the new chain gives no new answer to {fed.id}'s query"
+            )
+            return
+        root = branch[0]
+        root.meta.update(status="revised", revises=fed.id)
+        fed.meta["revised_answer"] = root.answer
+        if state.feedback_log and state.feedback_log[-1]["node"] == fed.id:
+            state.feedback_log[-1]["revised_answer"] = root.answer
+
     def _traverse(self, state: _Run, branch: list[Node]) -> Feedback | None:
         for node in branch:
+            if node.meta["status"] == "revised":
+                continue  # the model's answer to the feedback it was just given
             unsolved = bool(node.meta["unsolved"])
             # The official code never dedups unsolved queries: they still need an answer.
             if not unsolved:
@@ -255,10 +294,13 @@ class SearChain:
 
     def _consistent(self, g: str, a: str, passage: Passage) -> bool:
         if self.config.task == "longform":
-            return rouge_l(a, passage.text) >= self.config.alpha
+            # The paper (§3.3): consistent when ROUGE between a_i and d_i "is greater than
+            # the threshold α" — strictly.
+            return rouge_l(a, passage.text) > self.config.alpha
         return contains_answer(a, g)
 
     def _apply(self, state: _Run, fb: Feedback) -> None:
+        """Record feedback: the node enters R as (q_i, g, d_i), Algorithm 1's R.add."""
         node = fb.node
         node.meta.update(status="corrected" if fb.kind == "verify" else "completed",
                          llm_answer=node.answer)  # fmt: skip
@@ -278,83 +320,3 @@ class SearChain:
                 "passage_id": fb.passage.id,
             }
         )
-
-    # -- tracing --------------------------------------------------------------------------
-    def _tracing(self, state: _Run, rounds: Rounds, form: str) -> None:
-        trace, path = state.trace, [n for n in state.path if n.answer]
-        references = [n.passages[0] if n.passages else Passage(id="", text="") for n in path]
-        if not path:
-            trace.errors.append("no verified query-answer pair to trace the answer from")
-            return
-        result = rounds.trace_final(path, self.config.trace_max_tokens)
-        trace.usage.add(result.usage)
-        text = result.text.strip() if form != "chat" else final_content_of(result.text)
-        trace.meta["tracing_output"] = result.text
-        if not text:
-            trace.errors.append("tracing wrote no final content (its output is in meta)")
-        trace.references = references
-        cites, errors = citations.resolve(text, references)
-        # A node without a passage (retrieval found nothing) cannot support a sentence.
-        for c in cites:
-            if c.passage_id == "":
-                c.passage_id = None
-                errors.append(f"citation [{c.mark}] points to a step that has no passage")
-        added: list = []
-        written = text  # what the model wrote, before post-hoc marks split its sentences
-        if self.config.post_cite:
-            text, added = citations.post_cite(text, references)
-        trace.final_content = text
-        trace.citations = [*cites, *added]
-        trace.errors.extend(errors)
-        trace.answer = short_answer(written) if form == "chat" else extract_answer(text)
-        trace.meta["skc"] = skc(text, cites)  # what the LLM itself marked, as in the paper
-        trace.meta["skc_with_post_hoc"] = skc(text, trace.citations)
-
-    def _answer_from_content(self, state: _Run, chain: Chain, form: str) -> None:
-        """A chain with no parsable node but a [Final Content]: the model needed no
-        retrieval; its content is the answer (uncited, from the LLM), as the paper allows."""
-        trace = state.trace
-        trace.final_content = content_only(chain.final_content)
-        trace.answer = short_answer(trace.final_content)
-        trace.nodes.append(
-            Node(id="r1.content", query=state.question, answer=trace.answer, source="llm",
-                 parent="q", meta={"status": "final-content-only"})
-        )  # fmt: skip
-        trace.meta["answered_without_nodes"] = True
-        trace.errors.append("the chain had no parsable node; answered from its [Final Content]")
-
-    def _no_ir_answer(self, state: _Run, chain: Chain, form: str = "completion") -> None:
-        trace = state.trace
-        trace.final_content = chain.final_content.strip()
-        extract = short_answer if form == "chat" else extract_answer
-        trace.answer = extract(trace.final_content) if trace.final_content else ""
-        if not trace.answer and chain.nodes:
-            last: CoQNode = chain.nodes[-1]
-            trace.answer = last.answer or ""
-
-
-def content_only(final_content: str) -> str:
-    """A [Final Content] without the chain a looping model writes after it ("[Query] = ...")."""
-    tags = r"\s\[(?:Query|Answer|Final Content|Question|Unsolved)"
-    return re.split(tags, final_content)[0].strip()
-
-
-def branch_nodes(trace: Trace) -> list[Node]:
-    """The chain nodes of the ToR (every node but the question root)."""
-    return [n for n in trace.nodes if n.id != "q"]
-
-
-def final_content_of(reply: str) -> str:
-    """The [Final Content] paragraph of a chat reply to the tracing turn: the text after the
-    tag (or the whole reply when the model left it out), up to another tag, as one line."""
-    parsed = parse_chain(reply).final_content
-    text = parsed if parsed.strip() else reply
-    text = text.replace("**", "").strip()
-    return " ".join(line.strip() for line in text.splitlines() if line.strip())
-
-
-def skc(text: str, cites: list) -> int:
-    """Supported knowledge count: sentences of the final content that carry at least one
-    citation resolved to a passage (the paper's SKC, Table 4)."""
-    supported = {c.sentence for c in cites if c.passage_id}
-    return sum(1 for s in citations.split_sentences(text) if s in supported)

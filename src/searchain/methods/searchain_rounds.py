@@ -1,8 +1,11 @@
 """How SearChain talks to the LLM, round by round, in the two prompt forms.
 
 * ``CompletionRounds`` (base models): one growing completion prompt — the previous prompt
-  and chain, the paper's feedback message, then the chain restated up to the corrected node,
-  from which the model continues (the cue ``[Query n]:``).
+  and chain, the paper's feedback message, then the chain restated up to the node that got
+  feedback, from which the model continues. By default (the paper) the restated chain ends
+  with that node's query and the cue ``[Answer n]:``, so the model gives its new answer a'_n
+  and goes on (the new branch's root is (q_n, a'_n)); with ``revise=False`` (the earlier
+  behaviour) it ends ``[Answer n]: g`` with the reader's g and the cue ``[Query n+1]:``.
 * ``ChatRounds`` (instruct models): the paper's own dialogue. The CoQ instruction, demos and
   question are the user turn; each chain is an assistant turn; each feedback is a new user
   turn with the paper's message and the reference; the new chain is the next assistant turn;
@@ -50,9 +53,16 @@ def feedback_template(kind: str) -> str:
     return "searchain/feedback_verify" if kind == "verify" else "searchain/feedback_complete"
 
 
-def render_pairs(path: list[Node]) -> str:
+def render_pairs(path: list[Node], revised: bool = False) -> str:
+    """The path as ``[Query i]: q / [Answer i]: a`` lines. ``revised``: a node the model
+    re-answered after feedback shows its own new answer a' (the chain as the model wrote it)
+    rather than the reader's g that the path R records for tracing."""
+
+    def answer(n: Node) -> str | None:
+        return (n.meta.get("revised_answer") or n.answer) if revised else n.answer
+
     return "".join(
-        f"[Query {i}]: {n.query}\n[Answer {i}]: {n.answer}\n" for i, n in enumerate(path, 1)
+        f"[Query {i}]: {n.query}\n[Answer {i}]: {answer(n)}\n" for i, n in enumerate(path, 1)
     )
 
 
@@ -73,6 +83,7 @@ def _compacted(trace: Trace) -> None:
 class Rounds(Protocol):
     form: str
     cue: str  # text the reply continues (prepended before parsing)
+    offset: int  # chain steps before the cue's first node (its node n is step offset + 1)
 
     def generate(self, max_tokens: int) -> CompletionResult: ...
 
@@ -89,20 +100,26 @@ class CompletionRounds:
     question: str
     template: str
     form: str = "completion"
+    revise: bool = True  # the model writes its new answer a'_n (see the module doc)
     prompt: str = ""
     chain_prompt: str = ""  # the first-round CoQ prompt (demos + question)
     offset: int = 0
+    cue: str = ""  # later rounds' prompts end with it (see _next_prompt)
 
     def __post_init__(self) -> None:
         self.prompt = self.chain_prompt = prompts.fill(self.template, question=self.question)
 
-    @property
-    def cue(self) -> str:
-        # Later rounds' prompts end with the cue "[Query n]:" (see _next_prompt).
-        return f"[Query {self.offset + 1}]:" if self.offset else ""
-
     def generate(self, max_tokens: int) -> CompletionResult:
         return self.llm.complete(self.prompt, max_tokens=max_tokens, stop=STOP)
+
+    def _cue(self, path: list[Node], fb: FeedbackText) -> tuple[str, str, int]:
+        """(restated chain, cue, offset) after feedback on ``path[-1]``, the node n."""
+        # Base models given a finished-looking chain start a new [Question]; the cue makes the
+        # new branch continue from the node that got feedback, as the paper's chat model does.
+        n = len(path)
+        if self.revise:
+            return render_pairs(path[:-1], True), f"[Query {n}]: {fb.query}\n[Answer {n}]:", n - 1
+        return render_pairs(path), f"[Query {n + 1}]:", n
 
     def _next_prompt(self, prompt: str, path: list[Node], generated: str, fb: FeedbackText) -> str:
         message = prompts.fill(
@@ -112,13 +129,9 @@ class CompletionRounds:
             question=self.question,
             reference=fb.reference,
         )
-        # Base models given a finished-looking chain start a new [Question]; the cue makes the
-        # new branch continue from the corrected node, as the paper's chat model does.
-        cue = f"[Query {len(path) + 1}]:"
-        return (
-            f"{prompt}{generated.rstrip()}\n{message}\n"
-            f'[Question]: "{self.question}"\n{render_pairs(path)}{cue}'
-        )
+        pairs, cue, _ = self._cue(path, fb)
+        restated = f'[Question]: "{self.question}"\n{pairs}{cue}'
+        return f"{prompt}{generated.rstrip()}\n{message}\n{restated}"
 
     def advance(
         self, trace: Trace, path: list[Node], generated: str, fb: FeedbackText, max_tokens: int
@@ -130,7 +143,8 @@ class CompletionRounds:
                 _stop_rounds(trace)
                 return False
             _compacted(trace)
-        self.prompt, self.offset = grown, len(path)
+        _, self.cue, self.offset = self._cue(path, fb)
+        self.prompt = grown
         return True
 
     def trace_final(self, path: list[Node], max_tokens: int) -> CompletionResult:
@@ -148,8 +162,13 @@ class ChatRounds:
     llm: LLM
     question: str
     template: str
+    # A chat reply is a whole chain: nothing to continue, and nothing to cue. The paper's
+    # dialogue already lets the model write its new answer a'_n in its next chain; ``revise``
+    # only says whether SearChain reads it there (methods/searchain.py).
+    revise: bool = True
     form: str = "chat"
-    cue: str = ""  # a chat reply is a whole chain: nothing to continue
+    cue: str = ""
+    offset: int = 0
     first: list[Message] = field(default_factory=list)  # system + CoQ user turn
     messages: list[Message] = field(default_factory=list)
     last: str = ""  # the latest assistant chain
@@ -209,6 +228,6 @@ class ChatRounds:
         return self.llm.chat(messages, max_tokens=max_tokens)
 
 
-def make_rounds(llm: LLM, question: str, template: str, form: str) -> Any:
+def make_rounds(llm: LLM, question: str, template: str, form: str, revise: bool = True) -> Any:
     cls = ChatRounds if form == "chat" else CompletionRounds
-    return cls(llm, question, template)
+    return cls(llm, question, template, revise=revise)

@@ -23,6 +23,9 @@ HotpotQA questions; whole transcripts: never.) Without search, one reply holds t
 transcript. Replies are read through their markdown; a missing final answer is asked for in a
 user message.
 
+The question carries the task's label instruction (``task``: FEVER "(SUPPORTS or REFUTES)?",
+StrategyQA Yes/No), as SearChain's prompts do.
+
 Every follow-up becomes a node with its passages; an intermediate or final answer found in a
 retrieved passage gets a ``[n]`` mark to it (origin "post-hoc": the method attaches it).
 The final content is the intermediate answers and the final answer, without the follow-up
@@ -39,7 +42,13 @@ from searchain.answers import short_answer
 from searchain.events import emit
 from searchain.llm import LLM
 from searchain.methods.base import call_template, is_chat
-from searchain.methods.baseline_util import References, clean, final_answer
+from searchain.methods.baseline_util import (
+    References,
+    check_task,
+    clean,
+    final_answer,
+    task_question,
+)
 from searchain.methods.retrieve_read import render_documents
 from searchain.retrieval.base import Retriever
 from searchain.types import Node, Trace
@@ -113,8 +122,10 @@ class SelfAsk:
         step_tokens: int = 64,
         read_tokens: int = 24,
         max_tokens: int = 192,
+        task: str = "open",
     ) -> None:
         self.llm, self.retriever, self.k = llm, retriever, k
+        self.task = check_task(task)
         self.name = "self-ask" if retriever is not None else "self-ask-no-search"
         self.max_follow_ups, self.step_tokens = max_follow_ups, step_tokens
         self.read_tokens, self.max_tokens = read_tokens, max_tokens
@@ -125,11 +136,12 @@ class SelfAsk:
         trace = Trace(question=question, method=self.name)
         refs = References()
         chat = is_chat(self.llm)
-        trace.meta["prompt_form"] = "chat" if chat else "completion"
+        trace.meta.update(prompt_form="chat" if chat else "completion", task=self.task)
+        asked = task_question(question, self.task)
         if chat:
-            text, answer = self._chat(question, trace, refs)
+            text, answer = self._chat(asked, trace, refs)
         else:
-            prompt = prompts.fill(TEMPLATE, question=question)
+            prompt = prompts.fill(TEMPLATE, question=asked)
             if self.retriever is None:
                 text, found = self._alone(prompt, trace)
             else:

@@ -1,0 +1,82 @@
+"""SearChain's settings: the prompt family of each task and the knobs of Algorithm 1.
+
+Defaults follow the paper (Xu et al., WWW 2024; ``../shared/spec/searchain.md``); where an
+older behaviour of this code is kept as an option, the option says so. ``docs/searchain-
+fidelity.md`` lists what still differs from the paper on purpose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The CoQ prompt of each task with IR (the paper's figures 9-12) ...
+TASKS = {
+    "multihop": "searchain/coq_multihop",  # HotpotQA, MuSiQue, 2Wiki, zsRE, T-REx (fig. 11)
+    "yesno": "searchain/coq_yesno",  # StrategyQA (fig. 10)
+    "factcheck": "searchain/coq_factcheck",  # FEVER (fig. 9)
+    "longform": "searchain/coq_longform",  # ELI5 (fig. 12)
+}
+# ... and without IR (SearChain w/o IR, Table 1/3): figure 8's instruction, with the task's
+# question format and as many demos as the paper's Table 8 gives (2, StrategyQA 6, FEVER 4).
+NO_IR_TASKS = {
+    "multihop": "searchain/coq_noir",
+    "yesno": "searchain/coq_noir_yesno",
+    "factcheck": "searchain/coq_noir_factcheck",
+    "longform": "searchain/coq_noir_longform",
+}
+NO_IR_TEMPLATE = NO_IR_TASKS["multihop"]
+
+# After feedback on node n, who answers q_n in the new branch:
+# * "llm" (the paper, §3.3: "LLM receives the feedback of IR, gives the new answer a'_i for
+#   q_i, and generates a new CoQ with (q_i, a'_i) as the root node"): the completion prompt
+#   restates the chain up to q_n and cues "[Answer n]:", so the model writes a'_n;
+# * "reader" (this code's earlier behaviour): the reader's g is written as "[Answer n]: g"
+#   and the model continues from "[Query n+1]:".
+# Either way the correct path R keeps (q_n, g, d_n), as Algorithm 1 records it, and tracing
+# and the references are built from R.
+ANSWER_AFTER_FEEDBACK = ("llm", "reader")
+# A node the model gave both an [Unsolved Query] and an [Answer] (small models echo both of
+# the demos' alternatives):
+# * "unsolved" (the paper: its server sends every [Unsolved Query] line to completion);
+# * "answer" (this code's earlier behaviour): the answer wins and the node is verified.
+BOTH_TAGS = ("unsolved", "answer")
+
+
+@dataclass
+class SearChainConfig:
+    task: str = "multihop"
+    theta: float | None = None  # None: the reader's own calibrated default
+    alpha: float = 0.35  # long-form consistency: ROUGE-L(a_i, d_i) > alpha (strictly)
+    r_max: int = 5  # at most r_max rounds (chain generations), as the official code loops
+    k: int = 1  # passages per node (the paper: top-1)
+    verification: bool = True
+    completion: bool = True
+    use_ir: bool = True
+    template: str | None = None  # a user CoQ template file overrides the task's
+    max_tokens: int = 256
+    trace_max_tokens: int = 160
+    post_cite: bool = True  # cite uncited sentences post hoc (labelled so in the trace)
+    # Cosine similarity at which a query counts as already processed. MiniLM puts paraphrases
+    # at ~0.96 but also "Where/When was X born?" at 0.96: only near-identical wording is safe.
+    dedup_threshold: float = 0.97
+    answer_after_feedback: str = "llm"  # see ANSWER_AFTER_FEEDBACK
+    both_tags: str = "unsolved"  # see BOTH_TAGS
+
+    def validate(self) -> None:
+        if self.task not in TASKS:
+            raise ValueError(f"unknown task {self.task!r}; one of {sorted(TASKS)}")
+        if self.answer_after_feedback not in ANSWER_AFTER_FEEDBACK:
+            raise ValueError(
+                f"answer_after_feedback must be one of {ANSWER_AFTER_FEEDBACK}, "
+                f"not {self.answer_after_feedback!r}"
+            )
+        if self.both_tags not in BOTH_TAGS:
+            raise ValueError(f"both_tags must be one of {BOTH_TAGS}, not {self.both_tags!r}")
+        if self.r_max < 1:
+            raise ValueError(f"r_max must be at least 1, not {self.r_max}")
+
+    def template_name(self) -> str:
+        """The CoQ prompt this configuration sends in round 1."""
+        if self.template:
+            return self.template
+        return (TASKS if self.use_ir else NO_IR_TASKS)[self.task]

@@ -1,0 +1,103 @@
+"""How SearChain's answer is written once the rounds end.
+
+* with IR, tracing (the paper's §3.3): the LLM writes the final content from the verified
+  path R, marking each sentence with ``[k]`` for the supporting passage of node k;
+* a chain with no parsable node but a ``[Final Content]``: that content is the answer (source
+  "llm", uncited), as a chain that needed no retrieval;
+* without IR: the chain's own final content.
+"""
+
+from __future__ import annotations
+
+import re
+
+from searchain import citations
+from searchain.answers import short_answer
+from searchain.methods.coq_parser import Chain, CoQNode, parse_chain
+from searchain.methods.retrieve_read import extract_answer
+from searchain.methods.searchain_config import SearChainConfig
+from searchain.methods.searchain_rounds import Rounds
+from searchain.types import Node, Passage, Trace
+
+
+def tracing(
+    trace: Trace, path: list[Node], rounds: Rounds, form: str, cfg: SearChainConfig
+) -> None:
+    """Final content, answer, references and citations from the verified path ``path``."""
+    path = [n for n in path if n.answer]
+    references = [n.passages[0] if n.passages else Passage(id="", text="") for n in path]
+    if not path:
+        trace.errors.append("no verified query-answer pair to trace the answer from")
+        return
+    result = rounds.trace_final(path, cfg.trace_max_tokens)
+    trace.usage.add(result.usage)
+    text = result.text.strip() if form != "chat" else final_content_of(result.text)
+    trace.meta["tracing_output"] = result.text
+    if not text:
+        trace.errors.append("tracing wrote no final content (its output is in meta)")
+    trace.references = references
+    cites, errors = citations.resolve(text, references)
+    # A node without a passage (retrieval found nothing) cannot support a sentence.
+    for c in cites:
+        if c.passage_id == "":
+            c.passage_id = None
+            errors.append(f"citation [{c.mark}] points to a step that has no passage")
+    added: list = []
+    written = text  # what the model wrote, before post-hoc marks split its sentences
+    if cfg.post_cite:
+        text, added = citations.post_cite(text, references)
+    trace.final_content = text
+    trace.citations = [*cites, *added]
+    trace.errors.extend(errors)
+    trace.answer = short_answer(written) if form == "chat" else extract_answer(text)
+    trace.meta["skc"] = skc(text, cites)  # what the LLM itself marked, as in the paper
+    trace.meta["skc_with_post_hoc"] = skc(text, trace.citations)
+
+
+def answer_from_content(trace: Trace, question: str, chain: Chain) -> None:
+    """A chain with no parsable node but a [Final Content]: the model needed no
+    retrieval; its content is the answer (uncited, from the LLM), as the paper allows."""
+    trace.final_content = content_only(chain.final_content)
+    trace.answer = short_answer(trace.final_content)
+    trace.nodes.append(
+        Node(id="r1.content", query=question, answer=trace.answer, source="llm",
+             parent="q", meta={"status": "final-content-only"})
+    )  # fmt: skip
+    trace.meta["answered_without_nodes"] = True
+    trace.errors.append("the chain had no parsable node; answered from its [Final Content]")
+
+
+def no_ir_answer(trace: Trace, chain: Chain, form: str = "completion") -> None:
+    trace.final_content = chain.final_content.strip()
+    extract = short_answer if form == "chat" else extract_answer
+    trace.answer = extract(trace.final_content) if trace.final_content else ""
+    if not trace.answer and chain.nodes:
+        last: CoQNode = chain.nodes[-1]
+        trace.answer = last.answer or ""
+
+
+def content_only(final_content: str) -> str:
+    """A [Final Content] without the chain a looping model writes after it ("[Query] = ...")."""
+    tags = r"\s\[(?:Query|Answer|Final Content|Question|Unsolved)"
+    return re.split(tags, final_content)[0].strip()
+
+
+def branch_nodes(trace: Trace) -> list[Node]:
+    """The chain nodes of the ToR (every node but the question root)."""
+    return [n for n in trace.nodes if n.id != "q"]
+
+
+def final_content_of(reply: str) -> str:
+    """The [Final Content] paragraph of a chat reply to the tracing turn: the text after the
+    tag (or the whole reply when the model left it out), up to another tag, as one line."""
+    parsed = parse_chain(reply).final_content
+    text = parsed if parsed.strip() else reply
+    text = text.replace("**", "").strip()
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def skc(text: str, cites: list) -> int:
+    """Supported knowledge count: sentences of the final content that carry at least one
+    citation resolved to a passage (the paper's SKC, Table 4)."""
+    supported = {c.sentence for c in cites if c.passage_id}
+    return sum(1 for s in citations.split_sentences(text) if s in supported)
