@@ -30,7 +30,18 @@ from searchain.types import CompletionResult, Usage
 
 
 class LLMError(RuntimeError):
-    """An LLM call failed for good (after retries, or on a request the server rejects)."""
+    """An LLM call failed for good (after retries, or on a request the server rejects).
+    ``public``: a summary for clients of the HTTP service (no endpoint, no upstream body)."""
+
+    def __init__(self, message: str = "", *, public: str | None = None) -> None:
+        super().__init__(message)
+        self.public = public
+
+
+class MalformedResponse(LLMError):
+    """The endpoint answered, but not with a completion: an HTML page with status 200, ``{}``,
+    truncated JSON, no choices. Retried like a 5xx (proxies send such pages when the model
+    server behind them is restarting)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,10 @@ GET  /v1/runs[/NAME[/items/ID]]   evaluation runs written by ``searchain eval``
 GET  /healthz           liveness, load and limits (no token needed)
 GET  /                  the viewer (static files in this package)
 
-Every error is ``{"error": "<one readable line>"}`` with its status, never a traceback.
+Every error is ``{"error": "<one readable line>"}`` with its status, never a traceback, a
+file's contents or an upstream server's body (those go to the server log, secrets masked).
+What the service sends (traces, run records, manifests) passes through the redaction helper
+(``searchain.redaction``): keys, tokens and URL user-info never leave it.
 """
 
 # No "from __future__ import annotations": FastAPI must see the local AskRequest model.
@@ -28,10 +31,11 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from searchain import redaction
 from searchain.llm import LLMError
 from searchain.server import models as m
 from searchain.server.engine import Engine, ServiceBusy
-from searchain.server.limits import BodyLimit, TokenAuth
+from searchain.server.limits import LOOPBACK_HOSTS, BodyLimit, HostAllowList, TokenAuth
 from searchain.server.runs import RunNotFound, RunStore
 
 log = logging.getLogger(__name__)
@@ -53,6 +57,10 @@ class Settings:
     max_question_chars: int = 2000
     max_body_bytes: int = 65_536
     heartbeat: float = 15.0  # seconds between SSE keep-alive comments
+    # Host headers answered (any port; "*.example.org" for subdomains). Loopback names by
+    # default, so a page on another site cannot reach the service by DNS rebinding; a
+    # service bound to another address lists the names clients use. None: any host.
+    allowed_hosts: tuple[str, ...] | None = LOOPBACK_HOSTS
 
 
 class ApiError(Exception):
@@ -99,6 +107,8 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
     s = settings or Settings()
     if s.default_method not in engine.methods:
         raise ValueError(f"unknown default method {s.default_method!r}")
+    redaction.install_log_redaction()
+    redaction.register(s.token)
     runs = RunStore(s.runs_dir)
     AskRequest = m.ask_model(engine.methods, s.default_method, s.max_question_chars)
     app = FastAPI(
@@ -109,8 +119,10 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     app.add_middleware(BodyLimit, max_bytes=s.max_body_bytes)
-    if s.token is not None:  # added last, so it runs first: 401 before anything is read
+    if s.token is not None:  # added after BodyLimit, so it runs first: 401 before any read
         app.add_middleware(TokenAuth, token=s.token)
+    if s.allowed_hosts is not None:  # added last, so it runs first of all
+        app.add_middleware(HostAllowList, hosts=s.allowed_hosts)
     _install_error_handlers(app)
     # Enforced by TokenAuth; the dependency puts the scheme into the OpenAPI schema.
     bearer = HTTPBearer(auto_error=False, description="SEARCHAIN_API_TOKEN")
@@ -122,19 +134,22 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
 
     auth = [Depends(check_token)] if s.token is not None else []
 
-    def prepare(req: m.AskBase) -> Any:
+    async def prepare(req: m.AskBase) -> Any:
         """Validate what needs the engine, then take a slot (429 when none is free)."""
         question: str = req.question  # type: ignore[attr-defined]
+        name: str = req.method  # type: ignore[attr-defined]
         try:
             engine.check_question(question)
-            method = engine.build(req.method, req.options.given())  # type: ignore[attr-defined]
-        except (ValueError, FileNotFoundError) as e:
-            raise ApiError(422, str(e)) from None
+            # Off the event loop: a first build may load a model (the query embedder).
+            method = await asyncio.to_thread(engine.build, name, req.options.given())
+        except ValueError as e:  # the method refusing an option value: our own message
+            raise ApiError(422, _one_line(str(e))) from None
         except ImportError as e:
-            raise ApiError(422, f"{req.method} needs an optional extra: {e}") from None  # type: ignore[attr-defined]
-        except Exception as e:  # a method refusing its options in its own way
-            log.warning("building %s failed", req.method, exc_info=e)  # type: ignore[attr-defined]
-            raise ApiError(422, f"cannot build {req.method}: {type(e).__name__}: {e}") from None  # type: ignore[attr-defined]
+            log.warning("building %s failed", name, exc_info=e)
+            raise ApiError(422, f"{name} needs an optional extra not installed here") from None
+        except Exception as e:  # anything else is the server's business: logged, not echoed
+            log.warning("building %s failed", name, exc_info=e)
+            raise ApiError(422, f"cannot build {name} with these options") from None
         try:
             engine.acquire()
         except ServiceBusy as e:
@@ -144,12 +159,12 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
     @app.post("/v1/ask", response_model=m.TraceOut, responses=ASK_ERRORS, dependencies=auth)
     async def ask(req: AskRequest) -> Any:  # type: ignore[valid-type]
         """Answer a question; the full trace (reasoning nodes, references, citations)."""
-        method = prepare(req)
+        method = await prepare(req)
         try:
             trace = await engine.answer(method, req.question, s.timeout)  # type: ignore[attr-defined]
         except Exception as e:
             raise _answer_error(e, s.timeout) from None
-        return finite(trace.to_dict())
+        return public(trace.to_dict())
 
     @app.post(
         "/v1/ask/stream",
@@ -162,7 +177,7 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
         """Server-sent events: ``event: progress`` (``data``: round, chain, node, ... see
         ``searchain.events``), then ``event: trace`` with the trace, or ``event: error``
         with ``{"error", "status"}``."""
-        method = prepare(req)
+        method = await prepare(req)
         return EventStream(_stream(engine, method, req.question, s))  # type: ignore[attr-defined]
 
     @app.get("/v1/methods", response_model=m.MethodsOut, responses=ERRORS, dependencies=auth)
@@ -175,7 +190,7 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
 
     @app.get("/v1/runs", response_model=m.RunsOut, responses=ERRORS, dependencies=auth)
     def list_runs() -> Any:
-        return {"runs": runs.list()}
+        return public({"runs": runs.list()})
 
     @app.get(
         "/v1/runs/{name}", response_model=m.RunDetailOut, responses=NOT_FOUND, dependencies=auth
@@ -193,7 +208,7 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
             d = runs.detail(name, failures=failures, method=method, offset=offset, limit=limit)
         except RunNotFound:
             raise ApiError(404, f"no run named {name!r}") from None
-        return finite(d)
+        return public(d)
 
     @app.get(
         "/v1/runs/{name}/items/{item_id:path}",
@@ -205,7 +220,7 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
         name: str, item_id: str, method: Annotated[str | None, Query(max_length=100)] = None
     ) -> Any:
         try:
-            return finite(runs.item(name, item_id, method))
+            return public(runs.item(name, item_id, method))
         except RunNotFound:
             raise ApiError(404, f"no item {item_id!r} in run {name!r}") from None
 
@@ -243,7 +258,7 @@ async def _stream(engine: Engine, method: Any, question: str, s: Settings) -> As
             done, _ = await asyncio.wait({getter, task}, timeout=s.heartbeat,
                                          return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
             if getter in done:
-                yield _sse("progress", finite(getter.result()))
+                yield _sse("progress", public(getter.result()))
                 continue
             getter.cancel()
             if not done:
@@ -254,7 +269,7 @@ async def _stream(engine: Engine, method: Any, question: str, s: Settings) -> As
             err = _answer_error(e, s.timeout)
             yield _sse("error", {"error": err.message, "status": err.status})
             return
-        yield _sse("trace", finite(trace.to_dict()))
+        yield _sse("trace", public(trace.to_dict()))
     finally:
         if not task.done():  # the client went away: stop the work
             task.cancel()
@@ -265,14 +280,29 @@ def _sse(event: str, data: Any) -> str:
 
 
 def _answer_error(e: BaseException, timeout: float) -> ApiError:
+    """The client's view of a failed answer: a status and a short summary. The details
+    (endpoints, upstream bodies) go to the log only, secrets masked."""
     if isinstance(e, TimeoutError):
         return ApiError(504, f"the answer took longer than {timeout:g} s and was stopped")
-    if isinstance(e, LLMError):
-        return ApiError(502, f"the language model failed: {e}")
+    if isinstance(e, LLMError):  # NoLogprobsError and malformed responses included
+        log.warning("answer failed: %s", e)
+        summary = getattr(e, "public", None) or _one_line(str(e))
+        return ApiError(502, f"the language model failed: {summary}")
     if isinstance(e, RuntimeError) and type(e).__name__ == "RetrievalError":
-        return ApiError(502, f"retrieval failed: {e}")
+        log.warning("answer failed: %s", e)  # its message may quote the server's body
+        return ApiError(502, "retrieval failed; see the server log")
     log.error("answer failed", exc_info=e)
     return ApiError(500, "internal error while answering; see the server log")
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = redaction.redact_text(text).strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def public(obj: Any) -> Any:
+    """What leaves the service: finite numbers (:func:`finite`), secrets masked."""
+    return finite(redaction.redact_obj(obj))
 
 
 def finite(obj: Any) -> Any:

@@ -2,19 +2,26 @@
 at a time; a per-request timeout that really stops the work.
 
 A method runs in a worker thread. Python cannot kill a thread, so a timed-out (or abandoned)
-answer is *cancelled cooperatively*: the LLM is wrapped so that its next call raises
-:class:`Cancelled`. The work thus stops after at most one more LLM call, and its concurrency
-slot stays taken until it has, so the bound counts real work, not open requests. A retriever
-that prompts an LLM itself (LLM-URL) gets the wrapped LLM too, and its retrieval reports go
-into ``trace.meta["retrieval"]`` as they do on the command line.
+answer is *cancelled cooperatively*: the work's context carries a cancel event
+(:mod:`searchain.net.deadline`) that the LLM wrapper checks before every call and the HTTP
+client under remote models and tools checks while it waits for bytes, so a call to an endpoint
+that never answers stops within a fraction of a second, and its connection is closed. The
+concurrency slot stays taken until the work has stopped, so the bound counts real work, not
+open requests. A retriever that prompts an LLM itself (LLM-URL) gets the wrapped LLM too, and
+its retrieval reports go into ``trace.meta["retrieval"]`` as they do on the command line.
+
+What names files, models or endpoints (Think&Cite's reference model and NLI judge, REBEL's
+tools file, SearChain's template) is the operator's: ``method_options`` given when the
+service starts, loaded once here. Clients choose only plain values (``server/models.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import copy
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -23,27 +30,17 @@ from searchain.llm import LLM
 from searchain.llm.base import GenerationParams, Message, find_tokenizer
 from searchain.methods import registry
 from searchain.methods.base import Method, traced
+from searchain.net.deadline import _CANCEL, Cancelled, cancel_scope  # noqa: F401 - _CANCEL: tests
+from searchain.net.deadline import check_cancelled as _check_cancelled
 from searchain.retrieval.base import Retriever
 from searchain.retrieval.llm_url.retriever import with_retrieval_reports
 from searchain.types import CompletionResult, Trace
 
-_CANCEL: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
-    "searchain_server_cancel", default=None
-)
-
-
-class Cancelled(Exception):
-    """The request this work belongs to timed out or went away."""
+__all__ = ["CancellableLLM", "Cancelled", "Engine", "ServiceBusy"]
 
 
 class ServiceBusy(Exception):
     """Every answer slot is taken."""
-
-
-def _check_cancelled() -> None:
-    event = _CANCEL.get()
-    if event is not None and event.is_set():
-        raise Cancelled("request cancelled")
 
 
 class CancellableLLM(LLM):
@@ -96,6 +93,7 @@ class Engine:
         reader: str = "llm",
         max_concurrent: int = 2,
         max_question_tokens: int = 512,
+        method_options: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         if max_concurrent < 1:
             raise ValueError("max_concurrent must be at least 1")
@@ -113,6 +111,9 @@ class Engine:
         self._busy = 0
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_concurrent, thread_name_prefix="answer")
+        self.method_options = {
+            name: self._load(name, dict(opts)) for name, opts in (method_options or {}).items()
+        }
 
     @property
     def methods(self) -> tuple[str, ...]:
@@ -140,8 +141,42 @@ class Engine:
                 f"{self.max_question_tokens} (the prompts around it must fit the model's context)"
             )
 
+    def _load(self, name: str, options: dict[str, Any]) -> dict[str, Any]:
+        """The operator's options for ``name``, with what they name loaded once, now (a
+        reference model, an NLI checkpoint, a tools file), not per request."""
+        if name not in registry.METHODS:
+            raise ValueError(f"options for unknown method {name!r}")
+        reference = options.get("reference")
+        if isinstance(reference, str):
+            from searchain.methods.thinkcite.method import reference_llm
+
+            options["reference"] = CancellableLLM(reference_llm(reference))
+        nli = options.get("nli")
+        if isinstance(nli, str) and nli != "llm" and "judge" not in options:
+            from searchain.readers.nli import make_judge
+
+            options["judge"] = make_judge(options.pop("nli"), self.llm)
+        tools = options.get("tools")
+        if tools is not None and not isinstance(tools, list | tuple):
+            from searchain.tools import load_tools
+
+            options["tools"] = load_tools(tools, self.retriever)
+        return options
+
+    def options_for(self, name: str) -> dict[str, Any]:
+        """The operator's options for a method (by its own name, else the one it stands
+        for: an alias or an ablation of SearChain)."""
+        canonical = registry.ALIASES.get(name, name)
+        if canonical in registry.SEARCHAIN_ABLATIONS:
+            canonical = "searchain"
+        found = dict(self.method_options.get(name, self.method_options.get(canonical, {})))
+        if isinstance(found.get("tools"), list | tuple):  # per request: `k` is set on them
+            found["tools"] = [copy.copy(t) for t in found["tools"]]
+        return found
+
     def build(self, name: str, options: dict[str, Any]) -> Method:
-        options = dict(options)
+        """``name`` with the operator's options, overridden by the client's plain values."""
+        options = {**self.options_for(name), **options}
         k = options.pop("k", None)
         dedup = options.pop("dedup", "auto")
         try:
@@ -178,11 +213,11 @@ class Engine:
         run = with_retrieval_reports(traced(method, self.llm))
 
         def work() -> Trace:
-            _CANCEL.set(cancel)  # this thread's own context (copied below)
-            if on_event is None:
-                return run(question)
-            with listening(on_event):
-                return run(question)
+            with cancel_scope(cancel):  # this thread's own context (copied below)
+                if on_event is None:
+                    return run(question)
+                with listening(on_event):
+                    return run(question)
 
         loop = asyncio.get_running_loop()
         ctx = contextvars.copy_context()

@@ -1,4 +1,4 @@
-"""Request body size limit and bearer-token check as pure ASGI middleware.
+"""Request body size limit, bearer-token check and Host allow-list as pure ASGI middleware.
 
 A declared ``Content-Length`` over the limit is answered 413 before anything is read; a
 chunked body is read up to the limit (bodies here are small JSON) and refused as soon as it
@@ -80,6 +80,47 @@ class TokenAuth:
                     {"error": "missing or wrong bearer token"},
                     status_code=401,
                     headers={"WWW-Authenticate": "Bearer"},
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def host_of(header: str) -> str:
+    """The host part of a ``Host`` header (``[::1]:8000`` → ``::1``), lower-case."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:].partition("]")[0]
+    name, sep, port = header.rpartition(":")
+    if sep and port.isdigit() and ":" not in name:
+        header = name
+    return header.rstrip(".")
+
+
+class HostAllowList:
+    """Answer only requests whose ``Host`` header names an allowed host (any port). A page on
+    another site that rebinds its own name to 127.0.0.1 sends its own name here: refused,
+    so a browser cannot be used to reach a loopback-only service."""
+
+    def __init__(self, app: ASGIApp, hosts: tuple[str, ...] | list[str]) -> None:
+        self.app = app
+        self.exact = {h.lower().strip("[]").rstrip(".") for h in hosts if not h.startswith("*.")}
+        self.suffixes = tuple(h.lower()[1:] for h in hosts if h.startswith("*."))
+
+    def allowed(self, host: str) -> bool:
+        return host in self.exact or (bool(self.suffixes) and host.endswith(self.suffixes))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            given = next((v for k, v in scope["headers"] if k == b"host"), b"")
+            if not self.allowed(host_of(given.decode("latin-1"))):
+                # The header is not echoed: it is the client's text.
+                response = JSONResponse(
+                    {"error": "this service does not answer for the host in the Host header"},
+                    status_code=400,
                 )
                 await response(scope, receive, send)
                 return

@@ -3,64 +3,102 @@ exactly what the service accepts and answers."""
 
 from __future__ import annotations
 
-import math
-import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    StrictBool,
-    StrictFloat,
-    StrictInt,
     create_model,
     field_validator,
     model_validator,
 )
 
-# Options that name files or models on the server: a client must never choose them (a
-# ``template`` path would let anyone read a server file into a prompt).
-SERVER_SIDE_OPTIONS = frozenset({"template", "reader", "model_path", "index", "dense_index"})
-_OPTION_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
-ExtraValue = StrictBool | StrictInt | StrictFloat | str | None
+# Options that name files, models or endpoints: the operator sets them when the service
+# starts (``Engine(method_options=...)``), never a client. Named here only so the refusal
+# says where they belong; any other name outside the allow-list below is refused too.
+SERVER_SIDE_OPTIONS = frozenset({
+    "template", "reader", "model", "model_path", "index", "dense_index", "retriever",
+    "reference", "nli", "judge", "tools", "base_url", "api", "api_key", "embedder",
+})  # fmt: skip
+
+Tokens = Annotated[int, Field(ge=1, le=1024)]
+Small = Annotated[int, Field(ge=0, le=20)]
+Weight = Annotated[float, Field(ge=0, le=10)]
 
 
 class AskOptions(BaseModel):
-    """Per-request method options. The common ones are typed and bounded; other methods'
-    options (any ``snake_case`` name with a scalar value) are passed on to the method, which
-    rejects names it does not know."""
+    """Per-request method options: an allow-list of plain values (numbers, booleans and
+    enumerated strings), each bounded. Nothing here can name a path, URL, model or endpoint.
+    A method refuses (422) an option of this list that it does not take."""
 
-    model_config = ConfigDict(extra="allow")
-    __pydantic_extra__: dict[str, ExtraValue] = Field(init=False)  # type: ignore[assignment]
+    model_config = ConfigDict(extra="forbid")
 
+    # -- shared, and SearChain's
     k: int | None = Field(None, ge=1, le=20, description="Passages per query.")
     r_max: int | None = Field(None, ge=1, le=10, description="SearChain: maximum rounds.")
-    max_tokens: int | None = Field(None, ge=1, le=1024, description="Tokens per generation.")
-    trace_max_tokens: int | None = Field(None, ge=1, le=1024)
+    max_tokens: Tokens | None = Field(None, description="Tokens per generation.")
+    trace_max_tokens: Tokens | None = None
     task: Literal["multihop", "yesno", "factcheck", "longform"] | None = None
     theta: float | None = Field(None, ge=-100, le=100, description="Reader threshold θ.")
     alpha: float | None = Field(None, ge=0, le=1)
-    dedup_threshold: float | None = Field(None, ge=0, le=1)
+    dedup_threshold: float | None = Field(None, gt=0, le=1)
     dedup: Literal["auto", "exact", "embedding"] | None = None
     verification: bool | None = None
     completion: bool | None = None
     use_ir: bool | None = None
     post_cite: bool | None = None
+    # -- REBEL (max_depth: Think&Cite's tree depth too)
+    max_depth: int | None = Field(None, ge=0, le=10)
+    max_llm_calls: int | None = Field(None, ge=1, le=200)
+    max_tool_calls: int | None = Field(None, ge=0, le=50)
+    max_subquestions: int | None = Field(None, ge=1, le=10)
+    memory_check: Literal["llm", "never"] | None = None
+    output_chars: int | None = Field(None, ge=100, le=100_000)
+    context_chars: int | None = Field(None, ge=100, le=100_000)
+    split_tokens: Tokens | None = None
+    input_tokens: Tokens | None = None
+    answer_tokens: Tokens | None = None
+    chat_tokens: Tokens | None = None
+    # -- Think&Cite
+    family: Literal["asqa", "qampari", "eli5"] | None = None
+    n_children: int | None = Field(None, ge=1, le=10)
+    max_iterations: int | None = Field(None, ge=1, le=200)
+    exploration: float | None = Field(None, ge=0, le=10)
+    seed: int | None = Field(None, ge=0, le=2**31 - 1)
+    max_failures: int | None = Field(None, ge=1, le=20)
+    reflection: bool | None = None
+    max_reflections: Small | None = None
+    n_demos: int | None = Field(None, ge=0, le=8)
+    demo_doc_words: int | None = Field(None, ge=1, le=1000)
+    temperature: float | None = Field(None, ge=0, le=2)
+    resamples: Small | None = None
+    max_prompt_chars: int | None = Field(None, ge=1000, le=100_000)
+    query_tokens: Tokens | None = None
+    reflexion_tokens: Tokens | None = None
+    output_tokens: Tokens | None = None
+    max_citations: int | None = Field(None, ge=1, le=10)
+    use_rg: bool | None = None
+    use_ra: bool | None = None
+    rg_weight: Weight | None = None
+    ra_weight: Weight | None = None
+    # -- the baselines (self-ask, ReAct)
+    max_follow_ups: int | None = Field(None, ge=1, le=20)
+    step_tokens: Tokens | None = None
+    read_tokens: Tokens | None = None
+    max_steps: int | None = Field(None, ge=1, le=20)
+    observation_words: int | None = Field(None, ge=1, le=1000)
 
-    @model_validator(mode="after")
-    def _check_extras(self) -> AskOptions:
-        for name, value in (self.__pydantic_extra__ or {}).items():
-            if name in SERVER_SIDE_OPTIONS:
-                raise ValueError(f"option {name!r} is set on the server, not per request")
-            if not _OPTION_NAME.match(name):
-                raise ValueError(f"option name {name!r} is not snake_case")
-            if isinstance(value, str) and len(value) > 200:
-                raise ValueError(f"option {name!r} is longer than 200 characters")
-            number = isinstance(value, int | float) and not isinstance(value, bool)
-            if number and (not math.isfinite(value) or abs(value) > 10_000):  # type: ignore[arg-type]
-                raise ValueError(f"option {name!r} must be a finite number within ±10000")
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _server_side(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name in data:
+                if name in SERVER_SIDE_OPTIONS:
+                    raise ValueError(
+                        f"option {name!r} is set on the server when it starts, not per request"
+                    )
+        return data
 
     def given(self) -> dict[str, Any]:
         """The options the client set (``None`` means "the method's default")."""
@@ -186,6 +224,7 @@ class RunOut(BaseModel):
     created: str | None = None
     records: int
     errors: int
+    corrupt: int = Field(0, description="Lines of results.jsonl that are not records")
 
 
 class RunsOut(BaseModel):
@@ -209,6 +248,7 @@ class RunDetailOut(BaseModel):
     manifest: dict[str, Any]
     metrics: list[MetricsRowOut]
     total: int
+    corrupt: int = 0
     offset: int
     limit: int
     items: list[ItemSummaryOut]
