@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from searchain.cli import _default_alce_judge, app
+from searchain.cli import app
+from searchain.cli.evaluate import _default_alce_judge
 from searchain.eval.datasets import load_dataset
 from searchain.eval.runner import read_results
 

@@ -1,6 +1,6 @@
 """The HTTP service and web viewer behind ``searchain serve`` (the ``server`` extra).
 
-Names are imported lazily so ``searchain.server.command`` loads without FastAPI.
+Names are imported lazily so ``searchain.cli.serve`` loads without FastAPI.
 """
 
 from __future__ import annotations

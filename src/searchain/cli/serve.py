@@ -1,5 +1,6 @@
-"""``searchain serve``: the command (kept here so cli.py stays small; FastAPI is imported
-only when the command runs, so the CLI works without the ``server`` extra)."""
+"""``searchain serve`` (the HTTP API and web viewer) and ``searchain serve-index`` (an index
+over HTTP). FastAPI is imported only when ``serve`` runs, so the CLI works without the
+``server`` extra."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from searchain.cli.common import DenseIndexOpt, IndexOpt, RetrieverOpt, err, fail, open_retriever
 from searchain.llm.models import API_HELP, MODEL_HELP, MODEL_PATH_HELP
 
 
@@ -61,8 +63,6 @@ def serve(
     progress events), GET /v1/methods, GET /v1/runs..., GET /healthz, the OpenAPI schema at
     /docs, and the viewer at /. Set [bold]SEARCHAIN_API_TOKEN[/] to require
     `Authorization: Bearer <token>` on /v1/* (required when binding a non-loopback address)."""
-    from searchain.cli import _fail, _open_retriever, err
-
     token = os.environ.get("SEARCHAIN_API_TOKEN") or None
     try:
         from searchain.llm import LLMError, make_llm
@@ -71,9 +71,9 @@ def serve(
 
         check_bind(host, token)
     except ImportError as e:
-        _fail(f"{e}: install the server extra (scripts/install.sh server)")
+        fail(f"{e}: install the server extra (scripts/install.sh server)")
     except ValueError as e:
-        _fail(str(e))
+        fail(str(e))
     logging.basicConfig(level=logging.WARNING)
     try:
         client = make_llm(
@@ -86,11 +86,11 @@ def serve(
             cache=cache,
         )
     except (LLMError, ValueError, ImportError) as e:
-        _fail(str(e))
+        fail(str(e))
     if retriever.startswith("llm-url"):
-        r = _open_retriever(retriever, index, dense_index, llm=client)  # type: ignore[call-arg]
+        r = open_retriever(retriever, index, dense_index, llm=client)  # type: ignore[call-arg]
     else:
-        r = _open_retriever(retriever, index, dense_index)
+        r = open_retriever(retriever, index, dense_index)
     engine = Engine(client, r, reader=reader, max_concurrent=max_concurrent)  # type: ignore[arg-type]
     settings = Settings(
         token=token,
@@ -103,7 +103,35 @@ def serve(
     try:
         app = create_app(engine, settings)
     except ValueError as e:
-        _fail(str(e))
+        fail(str(e))
     auth = "token required" if token else "no authentication"
     err.print(f"Serving http://{host}:{port}/ ({auth}; Ctrl-C to stop)")
     run_server(app, host=host, port=port, log_level="warning")
+
+
+def serve_index(
+    index: IndexOpt = None,
+    retriever: RetrieverOpt = "bm25",
+    dense_index: DenseIndexOpt = None,
+    host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port.")] = 8001,
+    allow_remote: Annotated[
+        bool,
+        typer.Option(
+            help="Allow binding a non-loopback address (the service has no authentication)."
+        ),
+    ] = False,
+) -> None:
+    """Serve an index over HTTP so many workers share one copy: POST /v1/search,
+    POST /v1/search_batch, and the ColBERTv2 API (GET /api/search?query=&k=) that DSP and the
+    SearChain code speak. Use it with [bold]--retriever remote:http://HOST:PORT[/]."""
+    from searchain.retrieval.service import serve as serve_retriever
+
+    if retriever.startswith("remote:"):
+        fail("serve-index serves a local index, not a remote one")
+    r = open_retriever(retriever, index, dense_index)
+    err.print(f"Serving {retriever} on http://{host}:{port} (Ctrl-C to stop)")
+    try:
+        serve_retriever(r, host=host, port=port, allow_remote=allow_remote)  # type: ignore[arg-type]
+    except ValueError as e:
+        fail(str(e))

@@ -1,0 +1,55 @@
+"""The ``searchain`` command line.
+
+searchain ask "Who portrayed Corliss Archer in Kiss and Tell?"     # offline, demo corpus
+searchain index corpus.jsonl --out my-index                       # your own corpus
+searchain ask "..." --index my-index --llm openai --model gpt-4o-mini --api chat
+searchain search "Corliss Archer" --index my-index -k 5 --json
+
+One module per command or command group (:mod:`.index`, :mod:`.ask`, :mod:`.evaluate`,
+:mod:`.serve`, :mod:`.mirror`), the shared consoles, errors and option types in
+:mod:`.common`; the commands are registered here, in the order ``--help`` lists them.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from searchain.cli.ask import ask, show_trace
+from searchain.cli.common import console, err
+from searchain.cli.evaluate import eval_, report
+from searchain.cli.index import index, search
+from searchain.cli.mirror import mirror_app
+from searchain.cli.serve import serve, serve_index
+
+app = typer.Typer(
+    help=(
+        "Answer knowledge-intensive questions with an LLM working together with a search "
+        "engine, and see where every step of the answer came from.\n\n"
+        "With no options everything runs offline: the embedded Gemma 3 270M model and a BM25 "
+        "index of the bundled HotpotQA demo corpus (built on first use)."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+)
+app.command()(index)
+app.command()(search)
+app.command()(ask)
+app.command("serve-index")(serve_index)
+app.command("eval")(eval_)
+app.command()(report)
+app.add_typer(mirror_app, name="mirror")
+app.command("serve")(serve)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)
+
+
+__all__ = ["app", "console", "err", "main", "show_trace"]

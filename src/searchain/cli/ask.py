@@ -1,0 +1,263 @@
+"""``searchain ask``: answer one question with any method and show where the answer came from."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.panel import Panel
+
+from searchain.cli.common import (
+    DenseIndexOpt,
+    IndexOpt,
+    JsonOpt,
+    MethodOpt,
+    NliOpt,
+    ReferenceOpt,
+    RetrieverOpt,
+    ToolsOpt,
+    console,
+    err,
+    fail,
+    is_llm_url,
+    open_retriever,
+    with_reports,
+)
+from searchain.llm.models import API_HELP, MODEL_HELP, MODEL_PATH_HELP
+from searchain.types import Trace
+
+DEMO_QUESTION = (
+    "What government position was held by the woman who portrayed Corliss Archer in the film "
+    "Kiss and Tell?"
+)
+
+
+def ask(
+    question: Annotated[
+        str | None, typer.Argument(help="The question. Default: a demo HotpotQA question.")
+    ] = None,
+    index: IndexOpt = None,
+    retriever: RetrieverOpt = "bm25",
+    dense_index: DenseIndexOpt = None,
+    method: Annotated[
+        str,
+        typer.Option(
+            help="[bold]searchain[/] (plan a chain of queries, "
+            "verify and complete it with IR, trace citations), "
+            "[bold]retrieve-read[/] (top-k passages, one answer) or "
+            "[bold]rebel[/] (recursive subquestions answered with tools, see --tools), "
+            "[bold]thinkcite[/] (a long-form answer, 1-3 citations per sentence, found by "
+            "tree search; see --iterations, --nli, --reference). "
+            "Baselines: [bold]direct-prompting[/], [bold]cot[/], [bold]self-ask[/] (follow-up "
+            "questions answered by retrieve-then-read), [bold]self-ask-no-search[/], "
+            "[bold]react[/] (Search[...]/Finish[...] loop), [bold]direct-retrieval[/] "
+            "(= retrieve-read); SearChain ablations: [bold]searchain-no-ir[/], "
+            "[bold]searchain-no-verification[/], [bold]searchain-no-completion[/]."
+        ),
+    ] = "searchain",
+    task: Annotated[
+        str, typer.Option(help="SearChain prompt family: multihop, yesno, factcheck, longform.")
+    ] = "multihop",
+    llm: Annotated[
+        str,
+        typer.Option(
+            "--llm",
+            help="[bold]local[/] (embedded GGUF model) or "
+            "[bold]openai[/] (any OpenAI-compatible endpoint).",
+        ),
+    ] = "local",
+    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            help="Endpoint for --llm openai, e.g. "
+            "http://127.0.0.1:8000/v1 "
+            "(default: $OPENAI_BASE_URL)."
+        ),
+    ] = None,
+    api: Annotated[str, typer.Option(help=API_HELP)] = "auto",
+    model_path: Annotated[Path | None, typer.Option(help=MODEL_PATH_HELP)] = None,
+    k: Annotated[
+        int | None,
+        typer.Option(
+            "-k",
+            help="Passages per query (default: 1 for "
+            "SearChain, as in the paper; 5 for retrieve-read).",
+        ),
+    ] = None,
+    template: Annotated[
+        Path | None,
+        typer.Option(help="Your own CoQ prompt template file (first line '# fields: question')."),
+    ] = None,
+    reader: Annotated[
+        str,
+        typer.Option(
+            help="SearChain reader: 'llm' or the path of a local DPR / SQuAD-style reader model."
+        ),
+    ] = "llm",
+    theta: Annotated[
+        float | None,
+        typer.Option(
+            help="Reader confidence threshold θ (default: the reader's calibrated value)."
+        ),
+    ] = None,
+    r_max: Annotated[int, typer.Option(help="Maximum SearChain rounds.")] = 5,
+    verification: Annotated[
+        bool, typer.Option(help="Ablation: let IR correct the LLM's answers.")
+    ] = True,
+    completion: Annotated[
+        bool, typer.Option(help="Ablation: let IR answer unsolved queries.")
+    ] = True,
+    ir: Annotated[bool, typer.Option(help="Ablation: --no-ir is SearChain without IR.")] = True,
+    dedup_threshold: Annotated[
+        float,
+        typer.Option(
+            help="Cosine similarity (MiniLM) at which a query counts as already processed."
+        ),
+    ] = 0.97,
+    tools: ToolsOpt = None,
+    max_depth: Annotated[int, typer.Option(help="REBEL: deepest level of subquestions.")] = 3,
+    max_llm_calls: Annotated[
+        int, typer.Option(help="REBEL: LLM calls per question (then it answers from the facts).")
+    ] = 40,
+    max_tool_calls: Annotated[int, typer.Option(help="REBEL: tool calls per question.")] = 12,
+    memory_check: Annotated[
+        str,
+        typer.Option(
+            help="REBEL: [bold]llm[/] (the paper: ask whether memory suffices) or "
+            "[bold]never[/] (always use a tool)."
+        ),
+    ] = "llm",
+    iterations: Annotated[
+        int, typer.Option(help="Think&Cite: MCTS iterations (the paper's 30).")
+    ] = 30,
+    family: Annotated[
+        str, typer.Option(help="Think&Cite demo family: asqa (factual), qampari (lists), eli5.")
+    ] = "asqa",
+    nli: NliOpt = "llm",
+    reference: ReferenceOpt = None,
+    show_tree: Annotated[
+        bool, typer.Option(help="Show the Tree-of-Reasoning (REBEL: the recursion tree).")
+    ] = False,
+    cache: Annotated[bool, typer.Option(help="Use the on-disk LLM call cache.")] = True,
+    threads: Annotated[
+        int | None,
+        typer.Option(
+            help="CPU threads for --llm local (default: $SEARCHAIN_THREADS or all cores)."
+        ),
+    ] = None,
+    json_out: JsonOpt = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log retries.")] = False,
+    option: MethodOpt = None,
+) -> None:
+    """Answer a question with [n] citations to the passages that support it."""
+    from searchain.llm import LLMError, make_llm
+    from searchain.methods.base import traced
+    from searchain.methods.registry import build_method
+
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING)
+    q = question or DEMO_QUESTION
+    if question is None and not json_out:
+        err.print(f"[dim]No question given; asking the demo question:[/] {q}")
+    needs_ir = ir or method != "searchain"
+    # LLM-URL needs the LLM, so it is opened after the client below.
+    idx = None
+    if needs_ir and not is_llm_url(retriever):
+        idx = open_retriever(retriever, index, dense_index)
+    try:
+        client = make_llm(
+            llm,
+            model=model,
+            base_url=base_url,
+            api=api,
+            model_path=str(model_path) if model_path else None,
+            n_threads=threads,
+            cache=cache,
+        )
+        if needs_ir and idx is None:
+            idx = open_retriever(retriever, index, dense_index, llm=client)
+        options = {}
+        if method == "searchain" or method.startswith("searchain-"):  # ablations too
+            options = dict(
+                task=task,
+                theta=theta,
+                r_max=r_max,
+                verification=verification,
+                completion=completion,
+                use_ir=ir,
+                template=str(template) if template else None,
+                dedup_threshold=dedup_threshold,
+            )
+        elif method == "rebel":
+            options = dict(
+                tools=str(tools) if tools else None,
+                max_depth=max_depth,
+                max_llm_calls=max_llm_calls,
+                max_tool_calls=max_tool_calls,
+                memory_check=memory_check,
+            )
+        elif method == "thinkcite":
+            options = dict(max_iterations=iterations, family=family,
+                           nli=None if nli == "none" else nli, reference=reference)  # fmt: skip
+        from searchain.methods.options import parse_method_options
+
+        options.update(parse_method_options(option, [method])[method])
+        runner = build_method(method, client, idx, k=k, reader=reader, **options)  # type: ignore[arg-type]
+    except (LLMError, ValueError, ImportError, FileNotFoundError) as e:
+        fail(str(e))
+    try:
+        with err.status("Thinking...") if not json_out else contextlib.nullcontext():
+            trace = with_reports(traced(runner, client), retriever)(q)  # type: ignore[operator]
+    except (LLMError, RuntimeError) as e:  # RetrievalError from a remote index is one
+        fail(str(e))
+    if json_out:
+        print(json.dumps(trace.to_dict(), ensure_ascii=False, indent=2))
+        return
+    if show_tree and trace.method == "rebel":
+        from searchain.methods.rebel_render import recursion_tree
+
+        console.print(recursion_tree(trace))
+    elif show_tree:
+        from searchain.render import tree_of_reasoning
+
+        console.print(tree_of_reasoning(trace))
+    show_trace(trace)
+    for rep in trace.meta.get("retrieval", []):
+        console.print(f"[bold]URLs the model named[/] ({rep['valid_urls']}/{rep['m']} fetched)")
+        for u in rep["urls"]:
+            console.print(f"  [dim]{u['status']:>10}[/] {escape(u.get('url') or u['raw'])}")
+
+
+def show_trace(trace: Trace) -> None:
+    """The answer with its citations, then the numbered references."""
+    console.print(
+        Panel(
+            escape(trace.final_content or "(no answer)"),
+            title=f"[bold]{escape(trace.question)}[/]",
+            subtitle=trace.method,
+        )
+    )
+    if trace.answer:
+        console.print(f"[bold]Answer:[/] {escape(trace.answer)}")
+    cited = {c.mark for c in trace.citations if c.passage_id}
+    post = {c.mark for c in trace.citations if c.origin == "post-hoc"}
+    console.print("[bold]References[/]")
+    for i, p in enumerate(trace.references, 1):
+        tag = "" if i in cited else " [dim](not cited)[/]"
+        if i in post:
+            tag += " [dim](attributed post hoc)[/]"
+        console.print(f"  [{i}] [bold]{escape(p.title)}[/] [dim]{escape(p.id)}[/]{tag}")
+        console.print(f"      [dim]{escape(p.text[:200])}{'…' if len(p.text) > 200 else ''}[/]")
+    for e in trace.errors:
+        console.print(f"[yellow]warning:[/] {escape(e)}")
+    u = trace.usage
+    console.print(
+        f"[dim]{u.llm_calls} LLM call(s), {u.cached_calls} cached, {u.prompt_tokens} prompt + "
+        f"{u.completion_tokens} completion tokens, {trace.wall_seconds:.1f}s"
+        f"{', ' + form + ' form' if (form := trace.meta.get('prompt_form')) else ''}[/]"
+    )

@@ -1,0 +1,119 @@
+"""What the commands share: the consoles, the error exit, the option types and opening a
+retriever (the demo indexes are built on first use, so that shows a spinner)."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+console = Console()
+err = Console(stderr=True)
+
+IndexOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--index",
+        "-i",
+        help="A BM25 index directory made by [bold]searchain index[/]. Default: the demo corpus.",
+        show_default=False,
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
+RetrieverOpt = Annotated[
+    str,
+    typer.Option(
+        "--retriever",
+        "-r",
+        help="[bold]bm25[/], [bold]dense[/] (MiniLM), [bold]hybrid[/] (rank fusion of both), "
+        "[bold]remote:URL[/] (a `searchain serve-index` or ColBERTv2 server) or "
+        "[bold]llm-url[:OPTS][/] (the LLM names Wikipedia URLs; pages are fetched and ranked). "
+        "OPTS: a mirror URL (`searchain mirror serve`) or key=value,... with base, m (1-10 URLs), "
+        "shots (0-10 demos), ranker (bm25/dense), timeout, retries, cache=off; e.g. "
+        "llm-url:base=http://127.0.0.1:8765,m=5,shots=0",
+    ),
+]
+ToolsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="REBEL tools file (YAML/TOML/JSON): built-in search and calculator, HTTP APIs. "
+        "Default: a search tool over the retriever.",
+        show_default=False,
+    ),
+]
+MethodOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--option",
+        "-O",
+        help="A method option as KEY=VALUE, or METHOD.KEY=VALUE for one method; repeatable. "
+        "Any field of the method's configuration, e.g. -O thinkcite.n_children=2 "
+        "-O max_reflections=3 -O seed=1 (Think&Cite), -O theta=-1.0 (SearChain), "
+        "-O max_depth=2 (REBEL). Unknown names are errors.",
+        show_default=False,
+    ),
+]
+DenseIndexOpt = Annotated[
+    Path | None,
+    typer.Option(help="A dense index directory (default: the demo corpus).", show_default=False),
+]
+
+
+NliOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="NLI judge: [bold]llm[/] (the LLM answers Yes/No), the path of a local Hugging "
+        "Face NLI model (TRUE T5, DeBERTa/RoBERTa MNLI), or [bold]none[/]. Think&Cite's R_a; "
+        "in eval, also ALCE citation recall/precision and ELI5 claim recall (ALCE datasets: "
+        "llm unless given)."
+    ),
+]
+ReferenceOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Think&Cite R_g reference model: a GGUF file or openai:MODEL@BASE_URL. Without "
+        "it the progress reward is R_a only (said in the trace)."
+    ),
+]
+
+
+def fail(message: str, code: int = 1) -> None:
+    err.print(f"[bold red]error:[/] {escape(message)}")
+    raise typer.Exit(code)
+
+
+def is_llm_url(spec: str) -> bool:
+    return spec == "llm-url" or spec.startswith("llm-url:")
+
+
+def with_reports(run: object, spec: str) -> object:
+    """LLM-URL's reports (URLs, validity) and its URL-generation usage go into the trace."""
+    if not is_llm_url(spec):
+        return run
+    from searchain.retrieval.llm_url import with_retrieval_reports
+
+    return with_retrieval_reports(run)  # type: ignore[arg-type]
+
+
+def open_retriever(
+    spec: str, index: Path | None, dense_index: Path | None, llm: object = None
+) -> object:
+    from searchain.retrieval import factory
+
+    needs_bm25 = spec in ("bm25", "hybrid") and index is None
+    needs_dense = spec in ("dense", "hybrid") and dense_index is None
+    demo = needs_bm25 or needs_dense
+    try:
+        with (
+            err.status("Opening the index (demo indexes are built on first use)...")
+            if demo
+            else contextlib.nullcontext()
+        ):
+            return factory.open_retriever(spec, index=index, dense_index=dense_index, llm=llm)
+    except (FileNotFoundError, ValueError, RuntimeError, ImportError) as e:
+        fail(str(e))
+    raise AssertionError("unreachable")
