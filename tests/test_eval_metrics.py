@@ -11,8 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from searchain import citations
+from searchain.eval.analyses import (
+    efficiency,
+    ir_effects,
+    ir_misleading_rate,
+    knowledge_source_split,
+)
 from searchain.eval.bootstrap import bootstrap_ci
-from searchain.eval.metrics import (
+from searchain.scoring import (
     CitedSentence,
     citation_precision,
     citation_recall,
@@ -20,13 +26,9 @@ from searchain.eval.metrics import (
     claim_recall,
     cover_em,
     dpr_tokenize,
-    efficiency,
     exact_match,
     extract_label,
     has_answer,
-    ir_effects,
-    ir_misleading_rate,
-    knowledge_source_split,
     label_accuracy,
     parse_cited_sentences,
     qampari_precision,

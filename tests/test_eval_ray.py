@@ -12,9 +12,9 @@ import ray
 
 from searchain.eval.datasets import load_dataset
 from searchain.eval.methods import MethodsSpec
-from searchain.eval.metrics import score_item
 from searchain.eval.ray_executor import run_ray
 from searchain.eval.runner import RESULTS, Item, read_results, run
+from searchain.scoring import score_item
 from searchain.types import Trace
 
 

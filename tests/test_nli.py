@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from recordings import recorded_llm
-from searchain.eval.metrics import citation_scores
 from searchain.readers.nli import HFNLIJudge, LLMJudge, NLIJudge, entailment_index, make_judge
+from searchain.scoring import citation_scores
 
 WORDS = (
     "premise hypothesis : 1 0 paris is the capital of france river seine flows through city "

@@ -101,7 +101,6 @@ def eval_(
     )
 
     from searchain.eval.datasets import dataset_fingerprint, load_dataset
-    from searchain.eval.metrics import score_item
     from searchain.eval.runner import (
         Item,
         RunConfigMismatch,
@@ -113,6 +112,7 @@ def eval_(
     from searchain.llm import LLMError, make_llm
     from searchain.methods.base import traced
     from searchain.methods.registry import build_method
+    from searchain.scoring import score_item
 
     try:
         examples = load_dataset(dataset, limit=limit, seed=seed)
@@ -198,7 +198,7 @@ def eval_(
         fail(str(e))
     for change in changes:  # resumed, but its finished items may not compare with new ones
         err.print(f"[yellow]warning: resuming {out}: {change}[/yellow]")
-    from searchain.eval.alce import alce_gold, alce_scores
+    from searchain.scoring.alce import alce_gold, alce_scores
 
     items = [Item(e.id, e.question, {"answers": e.answers, "label": e.label, "task": e.task,
                                      **alce_gold(e)}) for e in examples]  # fmt: skip

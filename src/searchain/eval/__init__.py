@@ -1,9 +1,16 @@
-"""Evaluation: datasets, metrics, bootstrap confidence intervals, the runner and reports.
+"""Evaluation: datasets, bootstrap confidence intervals, the runner, reports and the run
+analyses; the metrics of :mod:`searchain.scoring` are re-exported here.
 
 >>> from searchain.eval import load_dataset, cover_em
 >>> examples = load_dataset("hotpotqa", limit=5)  # doctest: +SKIP
 """
 
+from searchain.eval.analyses import (
+    efficiency,
+    ir_effects,
+    ir_misleading_rate,
+    knowledge_source_split,
+)
 from searchain.eval.bootstrap import bootstrap_ci
 from searchain.eval.datasets import (
     DATASETS,
@@ -18,7 +25,7 @@ from searchain.eval.datasets import (
     load_dataset,
     subsample,
 )
-from searchain.eval.metrics import (
+from searchain.scoring import (
     NLI,
     CitationScores,
     CitedSentence,
@@ -28,13 +35,9 @@ from searchain.eval.metrics import (
     claim_recall,
     cover_em,
     dpr_tokenize,
-    efficiency,
     exact_match,
     extract_label,
     has_answer,
-    ir_effects,
-    ir_misleading_rate,
-    knowledge_source_split,
     label_accuracy,
     parse_cited_sentences,
     qampari_precision,

@@ -135,7 +135,7 @@ def analyses(runs: Sequence[RunLike]) -> str:
     and ``searchain-no-ir``, the effects of IR on the questions both answered (Table 3:
     correct with/without IR, IR-helped questions, misleading rate). Correct = the item's
     cover-EM as recorded by the run."""
-    from searchain.eval.metrics import efficiency, ir_effects, knowledge_source_split
+    from searchain.eval.analyses import efficiency, ir_effects, knowledge_source_split
     from searchain.types import Trace
 
     out = []

@@ -17,6 +17,7 @@ from searchain.methods.coq_parser import Chain, CoQNode, parse_chain
 from searchain.methods.retrieve_read import extract_answer
 from searchain.methods.searchain_config import SearChainConfig
 from searchain.methods.searchain_rounds import Rounds
+from searchain.scoring.skc import supported_knowledge_count as skc
 from searchain.types import Node, Passage, Trace
 
 
@@ -94,10 +95,3 @@ def final_content_of(reply: str) -> str:
     text = parsed if parsed.strip() else reply
     text = text.replace("**", "").strip()
     return " ".join(line.strip() for line in text.splitlines() if line.strip())
-
-
-def skc(text: str, cites: list) -> int:
-    """Supported knowledge count: sentences of the final content that carry at least one
-    citation resolved to a passage (the paper's SKC, Table 4)."""
-    supported = {c.sentence for c in cites if c.passage_id}
-    return sum(1 for s in citations.split_sentences(text) if s in supported)

@@ -2,7 +2,7 @@
 attribution reward R_a.
 
 Every judge answers ``entails(premise, hypothesis) -> bool`` and is itself callable that way,
-so it plugs straight into :func:`searchain.eval.metrics.citation_scores` (which takes any
+so it plugs straight into :func:`searchain.scoring.citation_scores` (which takes any
 ``nli(premise, hypothesis) -> bool``). ``probability`` gives P(entailment) where the judge has
 one.
 

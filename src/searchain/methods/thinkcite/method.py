@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from searchain import citations
-from searchain.eval.metrics import NLI
 from searchain.events import emit
 from searchain.llm import LLM, CachedLLM, prompt_form
 from searchain.methods.thinkcite.agent import AgentConfig, ThinkCiteProblem, documents_of
@@ -23,6 +22,7 @@ from searchain.methods.thinkcite.mcts import MCTS, MCTSConfig, SearchResult, Tre
 from searchain.methods.thinkcite.prompting import FAMILIES, Step
 from searchain.methods.thinkcite.reward import ProgressReward, RewardConfig
 from searchain.retrieval.base import Retriever
+from searchain.scoring import NLI
 from searchain.types import Node, Trace, Usage
 
 

@@ -25,9 +25,9 @@ import threading
 from dataclasses import dataclass
 
 from searchain import citations, prompts
-from searchain.eval.metrics import NLI, citation_scores, parse_cited_sentences
 from searchain.llm import LLM, ContinuationScore, prompt_form
 from searchain.methods.thinkcite.mcts import Reward
+from searchain.scoring import NLI, citation_scores, parse_cited_sentences
 from searchain.types import Passage, Usage
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from searchain.eval.metrics import has_answer, recall_at_k
+from searchain.scoring import has_answer, recall_at_k
 from searchain.types import Passage, Trace
 
 RANKED_METHODS = ("retrieve-read", "direct-retrieval")

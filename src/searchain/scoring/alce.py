@@ -10,14 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from searchain.eval.metrics import (
-    NLI,
-    citation_scores,
-    claim_recall,
-    parse_cited_sentences,
-    qampari_scores,
-    str_em,
-)
+from searchain.scoring.attribution import NLI, citation_scores, parse_cited_sentences
+from searchain.scoring.longform import claim_recall, qampari_scores, str_em
 from searchain.types import Trace
 
 

@@ -1,0 +1,141 @@
+"""The SearChain paper's analyses of whole runs: :func:`knowledge_source_split` (Table 2),
+:func:`ir_effects` / :func:`ir_misleading_rate` (Table 3), :func:`efficiency` (Table 5).
+Per-item scores (SKC of Table 4 included) are in :mod:`searchain.scoring`."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal
+
+from searchain.scoring import as_golds, cover_em, trace_text
+from searchain.types import Trace
+
+KNOWLEDGE_SOURCES = ("llm", "ir-corrected", "ir-completed")
+_CHECKED = {"verified", "corrected", "completed"}
+
+
+def knowledge_source_split(
+    traces: Iterable[Trace | None], *, scope: Literal["checked", "path", "all"] = "checked"
+) -> dict[str, float]:
+    """SearChain Table 2: the share of Tree-of-Reasoning nodes whose knowledge came from the
+    LLM, was corrected by IR (verification) or was provided by IR (completion), pooled over
+    all traces (node-level, as the paper counts).
+
+    ``scope="checked"`` counts the nodes IR actually checked (status verified, corrected or
+    completed; nodes without a status are counted too), ``"path"`` the nodes of the final
+    reasoning path (``trace.meta["path"]``), ``"all"`` every node but the root question.
+    Returns the fractions keyed by source (other sources, e.g. ``"tool"``, appear when
+    present) and ``"nodes"``, the number of nodes counted.
+    """
+    counts: Counter[str] = Counter()
+    for trace in traces:
+        if trace is None:
+            continue
+        nodes = [n for n in trace.nodes if n.source != "question"]
+        if scope == "path":
+            on_path = set(trace.meta.get("path", []))
+            nodes = [n for n in nodes if n.id in on_path]
+        elif scope == "checked":
+            nodes = [n for n in nodes if n.meta.get("status", "verified") in _CHECKED]
+        elif scope != "all":
+            raise ValueError(f'scope must be "checked", "path" or "all", got {scope!r}')
+        counts.update(n.source for n in nodes)
+    total = sum(counts.values())
+    out = {s: (counts[s] / total if total else 0.0) for s in (*KNOWLEDGE_SOURCES, *counts)}
+    out["nodes"] = float(total)
+    return out
+
+
+def _default_correct(trace: Trace, golds: Sequence[str]) -> bool:
+    return cover_em(trace_text(trace), golds) == 1.0
+
+
+def _answers(g: Any) -> list[str]:
+    answers = getattr(g, "answers", g)  # an Example or a list of gold answers
+    return as_golds(answers)
+
+
+def ir_effects(
+    traces_with_ir: Sequence[Trace | None],
+    traces_without_ir: Sequence[Trace | None],
+    golds: Sequence[Any],
+    *,
+    correct: Callable[[Trace, Sequence[str]], bool] | None = None,
+) -> dict[str, float]:
+    """SearChain Table 3, from aligned runs with and without IR over the same questions.
+
+    * (a) positive effect: S_IR = questions where IR corrected or completed a node of the
+      with-IR trace; accuracy without IR on all questions (S) and on S_IR, and with IR on S_IR;
+    * (b) negative effect: S_t = questions answered correctly without IR; the misleading
+      rate is the fraction of S_t answered wrongly with IR.
+
+    ``golds[i]`` is the gold answer list (or an :class:`~searchain.eval.datasets.Example`);
+    ``correct(trace, golds)`` defaults to cover-EM of :func:`trace_text`. A missing trace
+    (``None``: the item failed) counts as wrong.
+    """
+    n = len(golds)
+    if len(traces_with_ir) != n or len(traces_without_ir) != n:
+        raise ValueError("traces with IR, traces without IR and golds must align one to one")
+    judge = correct or _default_correct
+    answers = [_answers(g) for g in golds]
+    ok_w = [t is not None and judge(t, a) for t, a in zip(traces_with_ir, answers, strict=True)]
+    ok_wo = [t is not None and judge(t, a) for t, a in zip(traces_without_ir, answers, strict=True)]
+    helped = [
+        i
+        for i, t in enumerate(traces_with_ir)
+        if t is not None and any(nd.source in ("ir-corrected", "ir-completed") for nd in t.nodes)
+    ]
+    s_t = [i for i in range(n) if ok_wo[i]]
+    misled = [i for i in s_t if not ok_w[i]]
+
+    def mean(flags: Iterable[bool]) -> float:
+        flags = list(flags)
+        return sum(flags) / len(flags) if flags else 0.0
+
+    return {
+        "questions": float(n),
+        "accuracy_without_ir": mean(ok_wo),
+        "accuracy_with_ir": mean(ok_w),
+        "ir_helped": float(len(helped)),
+        "accuracy_without_ir_on_ir_helped": mean(ok_wo[i] for i in helped),
+        "accuracy_with_ir_on_ir_helped": mean(ok_w[i] for i in helped),
+        "correct_without_ir": float(len(s_t)),
+        "misled": float(len(misled)),
+        "misleading_rate": len(misled) / len(s_t) if s_t else 0.0,
+    }
+
+
+def ir_misleading_rate(
+    traces_with_ir: Sequence[Trace | None],
+    traces_without_ir: Sequence[Trace | None],
+    golds: Sequence[Any],
+    *,
+    correct: Callable[[Trace, Sequence[str]], bool] | None = None,
+) -> float:
+    """SearChain Table 3(b): of the questions the LLM answers correctly without IR, the
+    fraction it answers wrongly with IR (lower is better; 0.0 when none is correct without
+    IR). See :func:`ir_effects`."""
+    return ir_effects(traces_with_ir, traces_without_ir, golds, correct=correct)["misleading_rate"]
+
+
+def efficiency(traces: Iterable[Trace | None]) -> dict[str, float]:
+    """SearChain Table 5 columns, averaged per question: LLM input (``prompt_tokens``) and
+    output (``completion_tokens``) size, ``rounds`` of LLM–IR interaction and wall time
+    (``seconds``), plus ``llm_calls`` and ``llm_seconds``. The paper counts words; traces
+    record tokens, so the size columns are in tokens. Failed items (None) are skipped."""
+    done = [t for t in traces if t is not None]
+    n = len(done)
+
+    def mean(values: Iterable[float]) -> float:
+        return sum(values) / n if n else 0.0
+
+    return {
+        "questions": float(n),
+        "prompt_tokens": mean(t.usage.prompt_tokens for t in done),
+        "completion_tokens": mean(t.usage.completion_tokens for t in done),
+        "rounds": mean(t.rounds for t in done),
+        "seconds": mean(t.wall_seconds for t in done),
+        "llm_calls": mean(t.usage.llm_calls for t in done),
+        "llm_seconds": mean(t.usage.llm_seconds for t in done),
+    }
