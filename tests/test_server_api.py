@@ -245,7 +245,7 @@ def test_runs_are_listed_with_their_metrics(url: str, runs_dir: Path) -> None:
     assert [r["name"] for r in runs] == ["hp"]  # not the empty dir, not the symlink
     assert runs[0] | {"created": None} == {
         "name": "hp", "dataset": "hotpotqa", "methods": ["retrieve-read"], "created": None,
-        "records": 3, "errors": 0,
+        "records": 3, "errors": 0, "corrupt": 0,
     }  # fmt: skip
     detail = httpx.get(f"{url}/v1/runs/hp").json()
     records = read_results(runs_dir / "hp")

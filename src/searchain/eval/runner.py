@@ -8,9 +8,13 @@ A run directory holds
 * ``results.jsonl`` — one line per finished (method, item): the full trace, or the error
   that ended it. Each line is written whole, flushed and fsynced before the next item counts
   as done, so ``kill -9`` loses at most the items in flight. A torn last line (killed during
-  the write) is cut off on the next start.
+  the write) is cut off on the next start; a corrupt line elsewhere is moved to
+  ``results.quarantine.jsonl`` and reported, and its item is answered again (``rundir.py``).
+* ``run.lock`` -- held by the one process writing the run; a second writer is refused.
 
 Re-running the same command skips every (method, item) already in ``results.jsonl``.
+Secrets (API keys, URL user-info, tokens) are masked in everything written here
+(``searchain.redaction``).
 """
 
 from __future__ import annotations
@@ -29,6 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# RunLocked: re-exported, the CLI reports it as it reports a configuration mismatch.
+from searchain.eval.rundir import RunLock, RunLocked, quarantine, scan  # noqa: F401
+from searchain.redaction import clean_url, install_log_redaction, redact_obj, redact_text
 from searchain.types import Trace
 
 RESULTS = "results.jsonl"
@@ -54,23 +61,17 @@ class RunSummary:
     failed: int = 0
     skipped: int = 0
     seconds: float = 0.0
+    quarantined: int = 0  # corrupt lines of results.jsonl set aside (rundir.py)
 
 
 def read_results(run_dir: str | Path, *, latest: bool = True) -> list[dict[str, Any]]:
-    """The complete records of a run (a torn last line is ignored).
+    """The complete records of a run (a torn last line and corrupt lines are skipped; the
+    writer moves the corrupt ones aside when it resumes).
 
     A (method, item) has more than one record only when a failed item was answered again
     (``--retry-failed``): the file keeps every attempt, and with ``latest`` (the default) the
     last one stands, in the place of the first."""
-    path = Path(run_dir) / RESULTS
-    if not path.exists():
-        return []
-    records = []
-    with path.open(encoding="utf-8") as f:
-        for line in f:
-            if not line.endswith("\n"):
-                break  # torn write from a killed run
-            records.append(json.loads(line))
+    records = scan(Path(run_dir) / RESULTS).records
     if not latest:
         return records
     by_key: dict[tuple[str, str], dict[str, Any]] = {}
@@ -90,15 +91,24 @@ def _repair(path: Path) -> None:
 
 
 class ResultWriter:
-    """Appends records durably; safe to call from many threads."""
+    """Appends records durably; safe to call from many threads. Owns the run directory while
+    open (:class:`RunLock`: a second writer gets :class:`RunLocked`); on opening it cuts a torn
+    last line and quarantines corrupt ones (``quarantined``: how many)."""
 
     def __init__(self, path: Path) -> None:
-        _repair(path)
-        self._f = path.open("a", encoding="utf-8")
+        install_log_redaction()
+        self._run_lock = RunLock(path.parent).acquire()
+        try:
+            _repair(path)
+            self.quarantined = quarantine(path.parent, path.name)
+            self._f = path.open("a", encoding="utf-8")
+        except BaseException:
+            self._run_lock.release()
+            raise
         self._lock = threading.Lock()
 
     def write(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False) + "\n"
+        line = json.dumps(redact_obj(record), ensure_ascii=False) + "\n"
         with self._lock:
             self._f.write(line)
             self._f.flush()
@@ -106,6 +116,7 @@ class ResultWriter:
 
     def close(self) -> None:
         self._f.close()
+        self._run_lock.release()
 
 
 # Packages whose version can change a run's numbers; recorded when installed.
@@ -166,12 +177,7 @@ def runtime_environment(llm: Any = None, retriever: Any = None) -> dict[str, Any
         if url:  # without user-info or query: a key must never land in a run directory
             from urllib.parse import urlsplit
 
-            parts = urlsplit(str(url))
-            model["base_url"] = (
-                f"{parts.scheme}://{parts.hostname or ''}"
-                + (f":{parts.port}" if parts.port else "")
-                + parts.path
-            )
+            model["base_url"] = clean_url(urlsplit(str(url))._replace(query="").geturl())
         env["model"] = model
     if retriever is not None:
         env["index"] = index_fingerprint(retriever)
@@ -202,9 +208,10 @@ def manifest_for(
 ) -> dict[str, Any]:
     from searchain import __version__
 
+    config = redact_obj(config)  # a --base-url with user-info, a key in an option...
     return {
         "config": config,
-        "config_hash": hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest(),
+        "config_hash": config_hash(config),
         "searchain": __version__,
         "python": platform.python_version(),
         # Not part of the hash: a run resumed after a package upgrade is still the same run,
@@ -212,6 +219,10 @@ def manifest_for(
         "environment": environment or {},
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
 
 
 def prepare_run_dir(
@@ -224,17 +235,19 @@ def prepare_run_dir(
     manifest = manifest_for(config, environment)
     if path.exists():
         old = json.loads(path.read_text())
-        if old.get("config_hash") != manifest["config_hash"]:
+        # A run started before secrets were masked hashed its config as given.
+        if old.get("config_hash") not in (manifest["config_hash"], config_hash(config)):
+            new = manifest["config"]
             diff = sorted(
-                k for k in set(old["config"]) | set(config) if old["config"].get(k) != config.get(k)
+                k for k in set(old["config"]) | set(new) if old["config"].get(k) != new.get(k)
             )
             raise RunConfigMismatch(
                 f"{run_dir} holds a run with another configuration (differs in: "
                 f"{', '.join(diff)}); use a new --out directory"
             )
     else:
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")  # two starting writers: no clash
+        tmp.write_text(json.dumps(redact_obj(manifest), indent=2) + "\n")
         tmp.replace(path)
     return run_dir
 
@@ -303,8 +316,8 @@ def execute(
 def error_record(exc: BaseException) -> dict[str, Any]:
     return {
         "status": "error",
-        "error": f"{type(exc).__name__}: {exc}",
-        "where": traceback.format_exception_only(type(exc), exc)[-1].strip(),
+        "error": redact_text(f"{type(exc).__name__}: {exc}"),
+        "where": redact_text(traceback.format_exception_only(type(exc), exc)[-1].strip()),
     }
 
 
@@ -319,9 +332,15 @@ async def arun(
     retry_failed: bool = False,
 ) -> RunSummary:
     run_dir = Path(run_dir)
-    todo, skipped = pending(items, methods, run_dir, retry_failed=retry_failed)
-    summary = RunSummary(skipped=skipped)
+    # The writer first: it takes the run's lock and sets corrupt lines aside, so what is
+    # pending is read from a file no one else is writing.
     writer = ResultWriter(run_dir / RESULTS)
+    try:
+        todo, skipped = pending(items, methods, run_dir, retry_failed=retry_failed)
+    except BaseException:
+        writer.close()
+        raise
+    summary = RunSummary(skipped=skipped, quarantined=writer.quarantined)
     sem = asyncio.Semaphore(max(1, concurrency))
     # Our own pool: asyncio's default one has min(32, cores + 4) threads, which would cap
     # --concurrency 8 at 6 on a 2-core machine.

@@ -11,6 +11,7 @@ registered with the redaction helper; the endpoint is shown without user-info.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from typing import Any
@@ -69,6 +70,11 @@ class OpenAILLM(LLM):
         key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
         install_log_redaction()
         register(key)  # never written to a log, manifest, result or HTTP body
+        if self.base_url:  # a password in the URL's user-info is as secret as the key
+            from urllib.parse import urlsplit
+
+            with contextlib.suppress(ValueError):
+                register(urlsplit(self.base_url).password)
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
         common: dict[str, Any] = dict(

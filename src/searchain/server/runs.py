@@ -2,7 +2,8 @@
 
 Run names come from URLs, so a name is only ever looked up among the directory's own
 children (no ``..``, no separators, no symlinks leading out). Results are re-read only when
-``results.jsonl`` changes.
+``results.jsonl`` changes. A corrupt line is skipped and counted (``corrupt``), never a 500:
+the next resume of the run moves it aside (``eval/rundir.py``). Nothing here writes.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from searchain.eval import report
-from searchain.eval.runner import MANIFEST, RESULTS, read_results
+from searchain.eval.rundir import scan
+from searchain.eval.runner import MANIFEST, RESULTS
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$")
 # The metric that decides whether an answer counts as right, by task family.
@@ -39,7 +41,7 @@ def is_failure(record: dict[str, Any]) -> bool:
 class RunStore:
     def __init__(self, root: str | Path | None) -> None:
         self.root = Path(root).resolve() if root is not None else None
-        self._cache: dict[Path, tuple[tuple[int, int], list[dict[str, Any]], list[Any]]] = {}
+        self._cache: dict[Path, tuple[tuple[int, int], list[dict[str, Any]], list[Any], int]] = {}
         self._lock = threading.Lock()
 
     def _dir(self, name: str) -> Path:
@@ -53,21 +55,29 @@ class RunStore:
             raise RunNotFound(name)
         return path
 
-    def _load(self, path: Path) -> tuple[list[dict[str, Any]], list[Any]]:
+    def _load(self, path: Path) -> tuple[list[dict[str, Any]], list[Any], int]:
+        """The latest record of each (method, item), the metrics table, the corrupt lines."""
         results = path / RESULTS
         stat = results.stat() if results.is_file() else None
         key = (stat.st_mtime_ns, stat.st_size) if stat else (0, 0)
         with self._lock:
             hit = self._cache.get(path)
             if hit and hit[0] == key:
-                return hit[1], hit[2]
-        records = read_results(path)
-        rows = report.summarize([report.RunRecords(path.name, records)]) if records else []
+                return hit[1], hit[2], hit[3]
+        found = scan(results)
+        latest: dict[tuple[str, str], dict[str, Any]] = {}
+        for r in found.records:  # the last attempt stands, in the place of the first
+            latest[(str(r["method"]), str(r["id"]))] = r
+        records = list(latest.values())
+        try:
+            rows = report.summarize([report.RunRecords(path.name, records)]) if records else []
+        except (TypeError, ValueError, KeyError):  # records that parse but hold odd values
+            rows = []
         with self._lock:
             if len(self._cache) >= 16:
                 self._cache.pop(next(iter(self._cache)))
-            self._cache[path] = (key, records, rows)
-        return records, rows
+            self._cache[path] = (key, records, rows, len(found.bad))
+        return records, rows, len(found.bad)
 
     @staticmethod
     def _manifest(path: Path) -> dict[str, Any]:
@@ -88,7 +98,7 @@ class RunStore:
                 continue
             manifest = self._manifest(path)
             config = manifest.get("config") or {}
-            records, _ = self._load(path)
+            records, _, corrupt = self._load(path)
             out.append(
                 {
                     "name": child.name,
@@ -97,6 +107,7 @@ class RunStore:
                     "created": _str_or_none(manifest.get("created")),
                     "records": len(records),
                     "errors": sum(r.get("status") != "ok" for r in records),
+                    "corrupt": corrupt,
                 }
             )
         return out
@@ -111,7 +122,7 @@ class RunStore:
         limit: int = 100,
     ) -> dict[str, Any]:
         path = self._dir(name)
-        records, rows = self._load(path)
+        records, rows, corrupt = self._load(path)
         chosen = [
             r
             for r in records
@@ -133,13 +144,14 @@ class RunStore:
             "manifest": self._manifest(path),
             "metrics": metrics,
             "total": len(chosen),
+            "corrupt": corrupt,
             "offset": offset,
             "limit": limit,
             "items": [_summary(r) for r in chosen[offset : offset + limit]],
         }
 
     def item(self, name: str, item_id: str, method: str | None = None) -> dict[str, Any]:
-        records, _ = self._load(self._dir(name))
+        records, _, _ = self._load(self._dir(name))
         found = [
             _record(r)
             for r in records
