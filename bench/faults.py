@@ -18,6 +18,7 @@ import json
 import socket
 import threading
 import time
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
@@ -131,6 +132,9 @@ class _HostileHandler(BaseHTTPRequestHandler):
     def r_ok(self, q: dict[str, str]) -> None:
         self._send(200, b"ok", {"Content-Type": "text/plain"})
 
+    def r_echo(self, q: dict[str, str]) -> None:  # a careless API: its query, echoed
+        self._send(200, json.dumps(q).encode(), {"Content-Type": "application/json"})
+
     def r_echo_headers(self, q: dict[str, str]) -> None:
         self._send(200, json.dumps(dict(self.headers)).encode(), {"Content-Type": "text/plain"})
 
@@ -194,6 +198,8 @@ FAULTS: dict[str, tuple[int, str, bytes] | None] = {
     "truncated_json": (200, "application/json", b'{"id": "c", "choices": [{"index": 0, "te'),
     "no_choices": (200, "application/json", b'{"id": "c", "object": "x", "choices": []}'),
     "hang": None,  # accept, read the request, never answer
+    "trickle_headers": None,  # a 200 whose headers never end
+    "echo_500": None,  # a 500 that quotes the request's Authorization header
 }
 
 
@@ -213,6 +219,16 @@ class _LLMHandler(BaseHTTPRequestHandler):
         if mode == "hang":
             time.sleep(600)
             return
+        if mode == "trickle_headers":  # a header line every 0.1 s, forever
+            try:
+                self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+                for _ in range(6000):
+                    self.wfile.write(b"X-Slow: 1\r\n")
+                    self.wfile.flush()
+                    time.sleep(0.1)
+            except OSError:
+                pass
+            return
         extra = {}
         if mode == "ok":
             fault = (
@@ -220,6 +236,11 @@ class _LLMHandler(BaseHTTPRequestHandler):
                 "application/json",
                 json.dumps(completion(chat="chat" in self.path)).encode(),
             )
+        elif mode == "echo_500":  # "invalid key": the request's credentials quoted back
+            quoted = json.dumps(
+                {"error": {"message": f"bad key {self.headers.get('authorization')}"}}
+            )
+            fault = (500, "application/json", quoted.encode())
         elif mode == "http_429":
             fault, extra = (429, "application/json", b'{"error": {}}'), {"Retry-After": "0"}
         else:
@@ -241,3 +262,16 @@ class LLMFaultServer(_Server):
         self.mode, self.latency = mode, latency
         super().__init__()
         self.url = f"http://127.0.0.1:{self.port}/v1"
+
+
+@dataclass
+class Figure:
+    """One measured figure and its target (bench/reliability.py prints them; tests assert)."""
+
+    name: str
+    value: str
+    target: str
+    ok: bool
+
+    def line(self) -> str:
+        return f"{'ok  ' if self.ok else 'FAIL'} {self.name}: {self.value} (target {self.target})"

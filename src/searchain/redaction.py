@@ -45,7 +45,8 @@ _QUERY_SECRET = re.compile(
     r"(?i)([?&;](?:api[_-]?key|apikey|key|token|access[_-]?token|secret|password|pwd|auth|"
     r"sig|signature)=)[^&#\s\"'<>]+"
 )
-_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}")
+# A credential after the scheme has a digit and some length ("basic research" is prose).
+_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+(?=[A-Za-z._~+/=-]*\d)[A-Za-z0-9._~+/=-]{12,}")
 _KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_-]{16,}")
 
 _registered: set[str] = set()
@@ -75,16 +76,20 @@ def known_secrets(extra: Iterable[str] = ()) -> list[str]:
 
 def redact_text(text: str, extra: Iterable[str] = ()) -> str:
     """``text`` with every known secret and every credential-looking part masked."""
-    if not text:
-        return text
-    for secret in known_secrets(extra):
+    return _mask(text, known_secrets(extra)) if text else text
+
+
+def _mask(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
         if secret in text:
             text = text.replace(secret, MASK)
         for form in (urllib.parse.quote(secret, safe=""), urllib.parse.quote_plus(secret)):
             if form != secret and form in text:
                 text = text.replace(form, MASK)
-    text = _USERINFO.sub(rf"\g<1>{MASK}@", text)
-    text = _QUERY_SECRET.sub(rf"\g<1>{MASK}", text)
+    if "://" in text:
+        text = _USERINFO.sub(rf"\g<1>{MASK}@", text)
+    if "=" in text:
+        text = _QUERY_SECRET.sub(rf"\g<1>{MASK}", text)
     text = _BEARER.sub(rf"\g<1> {MASK}", text)
     return _KEY_LIKE.sub(f"sk-{MASK}", text)
 
@@ -98,7 +103,7 @@ def redact_obj(obj: Any, extra: Iterable[str] = ()) -> Any:
 
 def _walk(obj: Any, secrets: list[str]) -> Any:
     if isinstance(obj, str):
-        return redact_text(obj, secrets) if obj else obj
+        return _mask(obj, secrets) if obj else obj
     if isinstance(obj, dict):
         out = {}
         for k, v in obj.items():
