@@ -49,3 +49,51 @@ def test_no_item_lost_or_duplicated_after_kills_corruption_and_a_second_writer()
 @pytest.mark.slow
 def test_no_500_under_schemathesis_on_any_endpoint() -> None:
     on_target(service.schemathesis_500s(25))
+
+
+# -- the pieces behind the figures, one by one ------------------------------------------------
+
+
+def test_a_second_writer_is_refused_naming_the_holder(tmp_path: Path) -> None:
+    import os
+
+    from searchain.eval.rundir import LOCK, RunLock, RunLocked
+
+    with RunLock(tmp_path):
+        with pytest.raises(RunLocked, match=f"pid {os.getpid()} on "):
+            RunLock(tmp_path).acquire()
+        assert f'"pid": {os.getpid()}' in (tmp_path / LOCK).read_text()
+    RunLock(tmp_path).acquire().release()  # released: free again
+
+
+def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    from searchain.eval.rundir import LOCK, RunLock
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    (tmp_path / LOCK).write_text(json.dumps({"pid": int(dead.stdout), "host": "h"}))
+    with RunLock(tmp_path):
+        assert json.loads((tmp_path / LOCK).read_text())["pid"] != int(dead.stdout)
+
+
+def test_corrupt_lines_are_quarantined_and_the_rest_kept_in_order(tmp_path: Path) -> None:
+    import json
+
+    from searchain.eval.rundir import QUARANTINE, quarantine, scan
+    from searchain.eval.runner import RESULTS
+
+    good = [{"method": "m", "id": str(i), "status": "ok", "metrics": {"em": 1.0}} for i in range(4)]
+    lines = [json.dumps(r) + "\n" for r in good]
+    lines.insert(1, '{"method": "m", "id": "x", "sta\n')  # cut mid-record
+    lines.insert(3, '{"method": "m", "id": "y", "status": "ok", "metrics": {"em": "high"}}\n')
+    lines.insert(5, "[1, 2]\n")
+    (tmp_path / RESULTS).write_text("".join(lines) + '{"torn": ')  # and a torn last line
+    assert len(scan(tmp_path / RESULTS).bad) == 3
+    assert quarantine(tmp_path, RESULTS) == 3
+    assert scan(tmp_path / RESULTS).records == good
+    moved = [json.loads(x) for x in (tmp_path / QUARANTINE).read_text().splitlines()]
+    assert [m["line"] for m in moved] == [2, 4, 6]
+    assert moved[1]["reason"] == "wrong type of metrics"

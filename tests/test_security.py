@@ -179,3 +179,51 @@ def test_host_header_must_name_an_allowed_host(url: str) -> None:
         res = httpx.get(f"{url}/v1/methods", headers={**AUTH, "Host": host})
         assert res.status_code == 400, host
         assert set(res.json()) == {"error"} and "evil" not in res.text
+
+
+# -- outbound requests ------------------------------------------------------------------------
+
+
+def test_redirects_drop_credentials_on_any_origin_change() -> None:
+    from faults import HostileServer
+
+    from searchain.net import HttpPolicy, fetch
+
+    with HostileServer() as web, HostileServer() as other:
+        policy = HttpPolicy(allow_private=(f"127.0.0.1:{web.port}", f"127.0.0.1:{other.port}"))
+        secret = {"Authorization": f"Bearer {KEY}", "Cookie": "session=abc123"}
+        same = fetch(web.url("redirect", to=web.url("echo-headers")), policy=policy, headers=secret)
+        assert KEY in same.text and "abc123" in same.text  # same origin: kept
+        # Another port of the same host is another origin: nothing of the caller's goes there.
+        moved = fetch(web.url("redirect", to=other.url("echo-headers")), policy=policy,
+                      headers=secret)  # fmt: skip
+        assert moved.status == 200 and KEY not in moved.text and "abc123" not in moved.text
+        assert not [r for r in other.requests if KEY in str(r["headers"])]
+
+
+@pytest.mark.parametrize(
+    ("charset", "expected"),
+    [("ISO-8859-1", "café"), ("windows-1252", "café"), ("punycode", "caf\ufffd"),
+     ("x-unknown", "caf\ufffd"), ("utf-7", "caf\ufffd"), ('"utf-8"', "caf\ufffd")],
+)  # fmt: skip
+def test_charsets_outside_the_allow_list_decode_as_utf8(charset: str, expected: str) -> None:
+    from searchain.net.body import decode
+
+    assert decode("café".encode("latin-1"), f"text/plain; charset={charset}") == expected
+
+
+def test_cancelling_stops_a_call_in_the_middle_of_a_read() -> None:
+    import threading
+    import time
+
+    from searchain.net.deadline import Cancelled, cancel_scope
+
+    with LLMFaultServer("hang") as srv:
+        llm = OpenAILLM("m", base_url=srv.url, timeout=120)  # 4 attempts x 120 s if not stopped
+        event = threading.Event()
+        threading.Timer(0.5, event.set).start()
+        t0 = time.monotonic()
+        with cancel_scope(event), pytest.raises(Cancelled):
+            llm.complete("hi")
+        assert time.monotonic() - t0 < 1.5
+        assert len(srv.requests) == 1  # not retried
