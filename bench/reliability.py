@@ -52,7 +52,8 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--only", default="", help="comma-separated groups (default: all)")
     p.add_argument("--points", type=int, default=20, help="kill -9 points")
-    p.add_argument("--examples", type=int, default=25, help="Schemathesis examples per mode")
+    p.add_argument("--examples", type=int, default=15,
+                   help="Schemathesis examples per endpoint and mode")  # fmt: skip
     args = p.parse_args()
     logging.basicConfig(level=logging.CRITICAL)  # the faults are on purpose: keep it quiet
     chosen = groups(args.points, args.examples)

@@ -48,7 +48,7 @@ def test_no_item_lost_or_duplicated_after_kills_corruption_and_a_second_writer()
 
 @pytest.mark.slow
 def test_no_500_under_schemathesis_on_any_endpoint() -> None:
-    on_target(service.schemathesis_500s(25))
+    on_target(service.schemathesis_500s(15))
 
 
 # -- the pieces behind the figures, one by one ------------------------------------------------
