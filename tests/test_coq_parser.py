@@ -76,6 +76,7 @@ def assert_well_formed(chain: Chain) -> None:
         assert isinstance(n, CoQNode)
         assert isinstance(n.query, str) and n.query.strip() == n.query and n.query
         assert n.unsolved == (n.answer is None)
+        assert not n.both or n.answer is not None  # "both" flags an answered node
         if n.answer is not None:
             assert n.answer and n.answer.strip() == n.answer
 
@@ -120,21 +121,29 @@ Toronto Coach Terminal."""
 
 
 # -- scaffolding echoed from the prompt ------------------------------------------------------------
-def test_echoed_demo_with_both_alternatives_answer_wins() -> None:
+def test_echoed_demo_with_both_alternatives_keeps_the_answer_and_flags_both() -> None:
     chain = parse_chain(DEMO_1_ECHOED)
     # The leading [Question] is skipped, the scaffolding leaves no trace, and every node that
-    # carries both "[Unsolved Query]" and "[Answer]" is solved.
+    # carries both "[Unsolved Query]" and "[Answer]" keeps its answer, flagged: SearChain
+    # decides what it is (both_tags; the paper sends it to completion).
     assert pairs(chain) == DEMO_1_PAIRS
     assert not any(n.unsolved for n in chain.nodes)
+    assert all(n.both for n in chain.nodes)
     assert chain.final_content == DEMO_1_FINAL
     for n in chain.nodes:
         assert "know the answer" not in n.query + (n.answer or "")
 
 
-def test_answer_wins_in_either_order() -> None:
+def test_both_tags_in_either_order() -> None:
     text = "[Query 1]: Where was Kevin Drew born?\n[Answer 1]: Toronto.\n"
     text += "[Unsolved Query]: Where was Kevin Drew born?\n"
-    assert pairs(parse_chain(text)) == [("Where was Kevin Drew born?", "Toronto.")]
+    chain = parse_chain(text)
+    assert pairs(chain) == [("Where was Kevin Drew born?", "Toronto.")]
+    assert chain.nodes[0].both
+    # An unsolved query alone, or an answer alone, is no "both".
+    alone = parse_chain("[Unsolved Query]: Where was Kevin Drew born?\n[Query 2]: Who?\n")
+    assert [n.both for n in alone.nodes] == [False, False]
+    assert not parse_chain(DEMO_2).nodes[0].both
 
 
 def test_scaffolding_alone_keeps_the_node_unsolved() -> None:
@@ -639,6 +648,7 @@ If you know the answer:
             "The wife of the husband is the wife of the performer of Thriller.",
         ),
     ]
+    assert [n.both for n in chain.nodes] == [False, True]  # an unsolved query, then answered
     assert chain.final_content == "The wife of the husband is the wife of [Answer: Annabelle]."
 
 
