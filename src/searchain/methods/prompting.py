@@ -29,6 +29,10 @@ from searchain.types import Node, Trace, Usage
 STOP = ("\n",)
 # Direct prompting's templates by number of demos.
 DIRECT = {0: "baselines/direct_zero_shot", 4: "baselines/direct"}
+# With no demo a base model often puts its answer on the next line ("Answer:\n Paris"), which
+# "\n" would cut to nothing: it stops at the next question instead, and the answer is its
+# first non-empty line.
+ZERO_SHOT_STOP = ("\nQuestion:",)
 COT = "baselines/cot"
 
 
@@ -42,6 +46,7 @@ class PromptOnly:
         self.llm, self.name, self.template, self.max_tokens = llm, name, template, max_tokens
         self.task = check_task(task)
         self.demos = demos  # recorded in the run manifest (eval/methods.describe) and traces
+        self.stop = ZERO_SHOT_STOP if demos == 0 else STOP
         prompts.load(template)  # a missing template fails at construction, not per item
 
     def run(self, question: str) -> Trace:
@@ -51,12 +56,14 @@ class PromptOnly:
         emit("llm", purpose="answer")
         chat = is_chat(self.llm)
         result = call_template(
-            self.llm, self.template, max_tokens=self.max_tokens, stop=STOP, chat_stop=(),
+            self.llm, self.template, max_tokens=self.max_tokens, stop=self.stop, chat_stop=(),
             question=task_question(question, self.task),
         )  # fmt: skip
         trace.meta.update(task=self.task, template=self.template, demos=self.demos)
         trace.usage.add(result.usage)
-        text = result.text.strip()
+        # A base model's answer is its first line (the only one, with the demos' "\n" stop).
+        lines = [line.strip() for line in result.text.splitlines() if line.strip()]
+        text = result.text.strip() if chat else (lines[0] if lines else "")
         found = final_answer(text)
         if found is None and chat:
             found = short_answer(text) if text else None
