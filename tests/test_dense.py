@@ -2,7 +2,7 @@
 
 Encoding the 4,858 pooled HotpotQA paragraphs with MiniLM takes ~2.5 minutes on two CPU
 cores (~35 passages/s), so the index is kept in pytest's cache directory
-(``.pytest_cache``), keyed by the source of the code that writes it (``dense.py``,
+(``.pytest_cache``), keyed by the source of the code that writes it (``dense/*.py``,
 ``_store.py``): a cold run of this file takes ~3.5 minutes, a warm one ~50 s, and an
 interrupted cold run resumes its build the next time (the build's own resumability).
 """
@@ -69,10 +69,11 @@ def dense_index(
     root = cache.mkdir("searchain-dense") if cache else tmp_path_factory.mktemp("dense")
     # Keyed by the code that writes an index, so a change to it is tested on a fresh build.
     code = hashlib.sha256()
-    for module in (dense_module, store_module):
-        code.update(Path(module.__file__).read_bytes())
+    dense_sources = sorted(Path(dense_module.__file__).parent.glob("*.py"))  # the package
+    for source in (*dense_sources, Path(store_module.__file__)):
+        code.update(source.read_bytes())
     name = f"hotpotqa-{code.hexdigest()[:12]}"
-    for old in root.iterdir():  # indexes (and partial builds) of older versions of dense.py
+    for old in root.iterdir():  # indexes (and partial builds) of older versions of dense/
         if name not in old.name:
             shutil.rmtree(old, ignore_errors=True)
     out = root / name
