@@ -82,6 +82,7 @@ ReferenceOpt = Annotated[
 
 
 def fail(message: str, code: int = 1) -> None:
+    """Print the error and exit with ``code`` (raises :class:`typer.Exit`, never returns)."""
     err.print(f"[bold red]error:[/] {escape(message)}")
     raise typer.Exit(code)
 
@@ -102,6 +103,7 @@ def with_reports(run: object, spec: str) -> object:
 def open_retriever(
     spec: str, index: Path | None, dense_index: Path | None, llm: object = None
 ) -> object:
+    """The retriever ``--retriever spec`` names, or an error exit saying why it cannot open."""
     from searchain.retrieval import factory
 
     needs_bm25 = spec in ("bm25", "hybrid") and index is None
