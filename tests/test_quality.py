@@ -167,3 +167,26 @@ def test_bench_runs_a_resumable_eval_with_the_embedded_model(tmp_path: Path) -> 
     table = subprocess.run([*cmd[:2], "table", *cmd[3:5], "--model", "gemma-3-270m",
                             "--root", str(tmp_path)], capture_output=True, text=True)  # fmt: skip
     assert "| retrieve-read |" in table.stdout and "Failure taxonomy" in table.stdout
+
+
+def test_chat_vs_completions_table_is_what_the_committed_runs_say() -> None:
+    """results/chat-hotpotqa/README.md's table (issue 17), recomputed from both runs."""
+    text = (ROOT / "results" / "chat-hotpotqa" / "README.md").read_text(encoding="utf-8")
+    rows = {"direct prompting": "direct-prompting", "retrieve-read": "retrieve-read",
+            "Self-Ask": "self-ask", "SearChain": "searchain"}  # fmt: skip
+    scores: dict[str, dict[str, float]] = {}
+    for form in ("chat", "completions"):
+        records = rep.load([CHAT_RUN.parent / form])[0].records
+        assert len({r["id"] for r in records}) == 20
+        for method, by_id in item_scores(records, "cover_em").items():
+            scores[f"{form}:{method}"] = by_id
+    for label, method in rows.items():
+        line = next(ln for ln in text.splitlines() if ln.startswith(f"| {label} |"))
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        for cell, form in ((cells[1], "chat"), (cells[2], "completions")):
+            mean = 100 * sum(scores[f"{form}:{method}"].values()) / 20
+            assert cell.startswith(f"{mean:.0f} ["), (label, form, cell)
+        d = paired_difference(scores, f"chat:{method}", f"completions:{method}", "cover_em")
+        assert d is not None and d.items == 20
+        assert cells[3].replace("−", "-").startswith(f"{100 * d.mean:+.0f} ["), (label, cells[3])
+        assert cells[4] == f"{d.wins} / {d.losses}", label
