@@ -104,6 +104,7 @@ def eval_(
     from searchain.eval.runner import (
         Item,
         RunConfigMismatch,
+        RunLocked,
         environment_changes,
         prepare_run_dir,
         run,
@@ -175,11 +176,11 @@ def eval_(
             r = open_retriever(retriever, index, dense_index, llm=client)
             r.config = dataclasses.replace(r.config, keep_documents=True)  # type: ignore[attr-defined]
             _exclude_evaluated_demos(r, examples, config)
-        # SearChain's prompt family follows the dataset's task (StrategyQA: yes/no, ...).
+        # The dataset's task reaches every task-aware method: SearChain picks its prompt
+        # family, the baselines add its label instruction (StrategyQA Yes/No, FEVER labels).
         family = examples[0].task if examples else "multihop"
-        sc_task = family if family in ("yesno", "factcheck", "longform") else "multihop"
         tc = _thinkcite_eval_options(examples, nli, reference)
-        opts = {n: {**_eval_options(n, sc_task, tools), **(tc if n == "thinkcite" else {}),
+        opts = {n: {**_eval_options(n, family, tools), **(tc if n == "thinkcite" else {}),
                     **method_options[n]} for n in names}  # fmt: skip
         built = {n: build_method(n, client, r, k=k, **opts[n]) for n in names}  # type: ignore[arg-type]
         judge = _eval_judge(nli, client)
@@ -194,7 +195,7 @@ def eval_(
     try:
         changes = environment_changes(out, environment)
         prepare_run_dir(out, config, environment)
-    except RunConfigMismatch as e:
+    except (RunConfigMismatch, RunLocked) as e:
         fail(str(e))
     for change in changes:  # resumed, but its finished items may not compare with new ones
         err.print(f"[yellow]warning: resuming {out}: {change}[/yellow]")
@@ -245,10 +246,15 @@ def eval_(
             except ImportError as e:
                 fail(str(e))
         else:
-            summary = run(items, runners, out, concurrency=concurrency, score=score,
-                          progress=progress, retry_failed=retry_failed)  # fmt: skip
+            try:
+                summary = run(items, runners, out, concurrency=concurrency, score=score,
+                              progress=progress, retry_failed=retry_failed)  # fmt: skip
+            except RunLocked as e:
+                fail(str(e))
     result = {"run": str(out), "done": summary.done, "failed": summary.failed,
               "skipped": summary.skipped, "seconds": round(summary.seconds, 2)}  # fmt: skip
+    if getattr(summary, "quarantined", 0):  # corrupt lines set aside, their items redone
+        result["quarantined"] = summary.quarantined
     console.print_json(json.dumps(result))
 
 
@@ -308,12 +314,12 @@ def _exclude_evaluated_demos(r: object, examples: list, config: dict[str, object
         )
 
 
-def _eval_options(method: str, sc_task: str, tools: Path | None) -> dict[str, object]:
-    if method == "searchain" or method.startswith("searchain-"):  # and its ablations
-        return {"task": sc_task}
+def _eval_options(method: str, task: str, tools: Path | None) -> dict[str, object]:
+    from searchain.methods.registry import task_options
+
     if method == "rebel" and tools is not None:
         return {"tools": str(tools)}
-    return {}
+    return dict(task_options(method, task))
 
 
 def report(

@@ -11,7 +11,18 @@ from typing import Annotated
 
 import typer
 
-from searchain.cli.common import DenseIndexOpt, IndexOpt, RetrieverOpt, err, fail, open_retriever
+from searchain.cli.common import (
+    DenseIndexOpt,
+    IndexOpt,
+    MethodOpt,
+    NliOpt,
+    ReferenceOpt,
+    RetrieverOpt,
+    ToolsOpt,
+    err,
+    fail,
+    open_retriever,
+)
 from searchain.llm.models import API_HELP, MODEL_HELP, MODEL_PATH_HELP
 
 
@@ -58,11 +69,32 @@ def serve(
     max_body_bytes: Annotated[int, typer.Option(help="Largest request body accepted.")] = 65536,
     cache: Annotated[bool, typer.Option(help="Use the on-disk LLM call cache.")] = True,
     threads: Annotated[int | None, typer.Option(help="CPU threads for --llm local.")] = None,
+    tools: ToolsOpt = None,
+    nli: NliOpt = "llm",
+    reference: ReferenceOpt = None,
+    template: Annotated[
+        Path | None,
+        typer.Option(help="SearChain: your own CoQ prompt template file.", show_default=False),
+    ] = None,
+    option: MethodOpt = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A Host header name the service answers besides the loopback names "
+            "(repeatable; '*' for any, e.g. behind a proxy that checks it). A specific "
+            "--host is added by itself.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve the HTTP API and the web viewer: POST /v1/ask (and /v1/ask/stream, server-sent
     progress events), GET /v1/methods, GET /v1/runs..., GET /healthz, the OpenAPI schema at
     /docs, and the viewer at /. Set [bold]SEARCHAIN_API_TOKEN[/] to require
-    `Authorization: Bearer <token>` on /v1/* (required when binding a non-loopback address)."""
+    `Authorization: Bearer <token>` on /v1/* (required when binding a non-loopback address).
+
+    Clients choose only plain per-request options (numbers, switches, enum names): paths,
+    URLs and models — --tools, --nli, --reference, --template, -O METHOD.KEY=VALUE — are set
+    here by the operator, once, for every request."""
     token = os.environ.get("SEARCHAIN_API_TOKEN") or None
     try:
         from searchain.llm import LLMError, make_llm
@@ -91,7 +123,16 @@ def serve(
         r = open_retriever(retriever, index, dense_index, llm=client)  # type: ignore[call-arg]
     else:
         r = open_retriever(retriever, index, dense_index)
-    engine = Engine(client, r, reader=reader, max_concurrent=max_concurrent)  # type: ignore[arg-type]
+    try:
+        engine = Engine(
+            client,
+            r,  # type: ignore[arg-type]
+            reader=reader,
+            max_concurrent=max_concurrent,
+            method_options=operator_options(tools, nli, reference, template, option),
+        )
+    except (LLMError, ValueError, FileNotFoundError, ImportError) as e:
+        fail(str(e))
     settings = Settings(
         token=token,
         runs_dir=runs_dir,
@@ -99,6 +140,7 @@ def serve(
         timeout=timeout,
         max_question_chars=max_question_chars,
         max_body_bytes=max_body_bytes,
+        allowed_hosts=allowed_hosts(host, allowed_host),
     )
     try:
         app = create_app(engine, settings)
@@ -107,6 +149,48 @@ def serve(
     auth = "token required" if token else "no authentication"
     err.print(f"Serving http://{host}:{port}/ ({auth}; Ctrl-C to stop)")
     run_server(app, host=host, port=port, log_level="warning")
+
+
+def operator_options(
+    tools: Path | None,
+    nli: str | None,
+    reference: str | None,
+    template: Path | None,
+    option: list[str] | None,
+) -> dict[str, dict[str, object]]:
+    """The method options the operator fixes for every request. ``-O`` must name its method
+    (METHOD.KEY=VALUE): a plain key would reach every method, which the service refuses."""
+    from searchain.methods import registry
+    from searchain.methods.options import parse_method_options
+
+    plain = [s for s in option or [] if "." not in s.partition("=")[0]]
+    if plain:
+        raise typer.BadParameter(f"write METHOD.KEY=VALUE in serve: {', '.join(plain)}")
+    opts: dict[str, dict[str, object]] = {
+        m: o for m, o in parse_method_options(option, list(registry.METHODS)).items() if o
+    }
+    thinkcite = opts.setdefault("thinkcite", {})
+    thinkcite["nli"] = None if nli == "none" else nli
+    if reference:
+        thinkcite["reference"] = reference
+    if tools:
+        opts.setdefault("rebel", {})["tools"] = str(tools)
+    if template:
+        opts.setdefault("searchain", {})["template"] = str(template)
+    return opts
+
+
+def allowed_hosts(host: str, extra: list[str] | None) -> tuple[str, ...] | None:
+    """The Host names the service answers: loopback, the bound name when it is a specific
+    one, and the operator's; ``*`` turns the check off (None)."""
+    from searchain.server.limits import LOOPBACK_HOSTS
+
+    names = list(extra or [])
+    if "*" in names:
+        return None
+    if host not in ("0.0.0.0", "::", "") and host not in LOOPBACK_HOSTS:
+        names.append(host)
+    return tuple(dict.fromkeys([*LOOPBACK_HOSTS, *names]))
 
 
 def serve_index(
