@@ -9,7 +9,9 @@ import os
 from pathlib import Path
 
 from searchain.llm import CachedLLM, JsonlStore
+from searchain.llm.base import LLM, GenerationParams, Message
 from searchain.llm.local import DEFAULT_MODEL_NAME, LocalLLM
+from searchain.types import CompletionResult
 
 DIR = Path(__file__).parent / "data" / "recordings"
 RECORD = os.environ.get("SEARCHAIN_RECORD") == "1"
@@ -20,3 +22,22 @@ def recorded_llm(name: str) -> CachedLLM:
     if RECORD:
         return CachedLLM(LocalLLM(), store)
     return CachedLLM(None, store, backend="local", model=DEFAULT_MODEL_NAME)
+
+
+class Observed(LLM):
+    """Passes calls through to the replayed model and keeps the prompts it was sent."""
+
+    backend = "observed"
+
+    def __init__(self, inner: LLM) -> None:
+        super().__init__(inner.model)
+        self.inner, self.prompts = inner, []  # type: ignore[var-annotated]
+        self.form = inner.form
+
+    def _complete(self, prompt: str, params: GenerationParams) -> CompletionResult:
+        self.prompts.append(prompt)
+        return self.inner.complete(prompt, params)
+
+    def _chat(self, messages: list[Message], params: GenerationParams) -> CompletionResult:
+        self.prompts.append(messages)
+        return self.inner.chat(messages, params)

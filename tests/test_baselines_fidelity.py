@@ -9,34 +9,13 @@ from collections import Counter
 
 import pytest
 
-from recordings import recorded_llm
+from recordings import Observed, recorded_llm
 from searchain import prompts
 from searchain.eval.methods import describe
-from searchain.llm.base import LLM, GenerationParams, Message
 from searchain.methods.react import ReAct
 from searchain.methods.registry import BASELINES, METHODS, build_method, task_options
 from searchain.retrieval import BM25Index, default_index
 from searchain.text import normalize_answer
-from searchain.types import CompletionResult
-
-
-class Observed(LLM):
-    """Passes calls through to the replayed model and keeps the prompts it was sent."""
-
-    backend = "observed"
-
-    def __init__(self, inner: LLM) -> None:
-        super().__init__(inner.model)
-        self.inner, self.prompts = inner, []  # type: ignore[var-annotated]
-        self.form = inner.form
-
-    def _complete(self, prompt: str, params: GenerationParams) -> CompletionResult:
-        self.prompts.append(prompt)
-        return self.inner.complete(prompt, params)
-
-    def _chat(self, messages: list[Message], params: GenerationParams) -> CompletionResult:
-        self.prompts.append(messages)
-        return self.inner.chat(messages, params)
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,8 @@ from importlib import resources
 
 import pytest
 
-from recordings import recorded_llm
+from recordings import Observed, recorded_llm
 from searchain import prompts
-from searchain.llm.base import LLM, GenerationParams, Message
 from searchain.methods.coq_parser import parse_chain
 from searchain.methods.registry import make_embedder
 from searchain.methods.searchain import (
@@ -29,26 +28,7 @@ from searchain.readers.llm_reader import LLMReader
 from searchain.readers.similarity import QueryMemory
 from searchain.retrieval import BM25Index, default_index
 from searchain.text import rouge_l
-from searchain.types import CompletionResult, Node, Passage, Trace
-
-
-class Observed(LLM):
-    """Passes calls through to the replayed model and keeps the prompts it was sent."""
-
-    backend = "observed"
-
-    def __init__(self, inner: LLM) -> None:
-        super().__init__(inner.model)
-        self.inner, self.prompts = inner, []  # type: ignore[var-annotated]
-        self.form = inner.form
-
-    def _complete(self, prompt: str, params: GenerationParams) -> CompletionResult:
-        self.prompts.append(prompt)
-        return self.inner.complete(prompt, params)
-
-    def _chat(self, messages: list[Message], params: GenerationParams) -> CompletionResult:
-        self.prompts.append(messages)
-        return self.inner.chat(messages, params)
+from searchain.types import Node, Passage, Trace
 
 
 @pytest.fixture(scope="module")
