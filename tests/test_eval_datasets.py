@@ -26,7 +26,8 @@ COUNTS = {
     "hotpotqa": 500,
     "musique": 100,
     "strategyqa": 229,
-    "fever": 9_999,
+    "fever": 6_666,  # SUPPORTS/REFUTES only, the SearChain paper's setting
+    "fever-nei": 9_999,
     "nq": 3_610,
     "nq-efficientqa": 1_769,
     "webq": 2_032,
@@ -41,6 +42,7 @@ TASK = {
     "musique": "multihop",
     "strategyqa": "yesno",
     "fever": "factcheck",
+    "fever-nei": "factcheck",
     "nq": "open",
     "nq-efficientqa": "open",
     "webq": "open",
@@ -125,10 +127,12 @@ def test_strategyqa_bool_answer_becomes_yes_no_label() -> None:
 
 
 def test_fever_labels_and_evidence() -> None:
-    examples = _full("fever")
+    examples = _full("fever-nei")
     labels = [e.label for e in examples]
     for label in ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO"):
         assert labels.count(label) == 3333
+    paper = [e.label for e in _full("fever")]  # the paper's setting: no NOT ENOUGH INFO
+    assert paper.count("SUPPORTS") == paper.count("REFUTES") == 3333 == len(paper) / 2
     supported = next(e for e in examples if e.id == "137334")
     assert supported.question == "Fox 2000 Pictures released the film Soul Food."
     assert supported.answers == ["SUPPORTS"]

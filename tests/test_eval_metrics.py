@@ -413,14 +413,18 @@ def test_knowledge_source_split() -> None:
 
 def test_ir_effects_and_misleading_rate() -> None:
     golds = [["Paris"], ["1844"], ["Toronto"], ["Kabul"], ["Lima"]]
-    without = [_trace("Paris"), _trace("1844"), _trace("Ottawa"), _trace("Kabul"), None]
+
+    def said(answer: str, **kw: object) -> Trace:  # correct = cover-EM of the final answer
+        return _trace(f"The chain names Paris and Toronto. {answer}", answer, **kw)
+
+    without = [said("Paris"), said("1844"), said("Ottawa"), said("Kabul"), None]
     corrected = [_node("n", "ir-corrected", "corrected")]
     with_ir = [
-        _trace("Paris"),  # right both ways
-        _trace("18445", nodes=corrected),  # misled: right without IR, wrong with it
-        _trace("Toronto", nodes=corrected),  # helped
-        _trace("Kabul"),
-        _trace("Lima"),
+        said("Paris"),  # right both ways
+        said("18445", nodes=corrected),  # misled: right without IR, wrong with it
+        said("Toronto", nodes=corrected),  # helped
+        said("Kabul"),
+        said("Lima"),
     ]
     out = ir_effects(with_ir, without, golds)
     assert out["correct_without_ir"] == 3 and out["misled"] == 1

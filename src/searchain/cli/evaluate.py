@@ -32,8 +32,8 @@ def eval_(
     dataset: Annotated[
         str,
         typer.Option(
-            help="A dataset name (hotpotqa, musique, strategyqa, "
-            "fever, nq, webq, ...) or a file path."
+            help="A dataset name (hotpotqa, musique, strategyqa, fever = SUPPORTS/REFUTES "
+            "claims as in the paper, fever-nei, nq, webq, ...) or a file path."
         ),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Run directory (re-run to resume).")],
@@ -113,7 +113,7 @@ def eval_(
     from searchain.llm import LLMError, make_llm
     from searchain.methods.base import traced
     from searchain.methods.registry import build_method
-    from searchain.scoring import score_item
+    from searchain.scoring import score_trace
 
     try:
         examples = load_dataset(dataset, limit=limit, seed=seed)
@@ -127,9 +127,10 @@ def eval_(
         method_options = parse_method_options(option, names)
     except ValueError as e:
         fail(str(e))
+    fingerprint = dataset_fingerprint(dataset)
     config = {
         "dataset": dataset,
-        "dataset_sha256": dataset_fingerprint(dataset)["sha256"],
+        "dataset_sha256": fingerprint["sha256"],
         "limit": limit,
         "seed": seed,
         "methods": names,
@@ -141,6 +142,8 @@ def eval_(
         "index": str(index) if index else None,
         "dense_index": str(dense_index) if dense_index else None,
     }
+    if "labels" in fingerprint:  # a label filter (fever: no NOT ENOUGH INFO), said plainly
+        config["dataset_labels"] = fingerprint["labels"]
     if k is not None:  # only when set, so earlier run directories keep their config hash
         config["k"] = k
     if model_path is not None:
@@ -205,12 +208,8 @@ def eval_(
                                      **alce_gold(e)}) for e in examples]  # fmt: skip
 
     def score(item: Item, trace: Trace) -> dict[str, float]:
-        # The short answer for EM/F1, the whole final content for containment metrics.
-        full = trace.final_content or trace.answer
-        scores = score_item(full, item.gold, item.gold.get("task") or "open")
-        if "em" in scores:
-            short = score_item(trace.answer or full, item.gold, "open")
-            scores["em"], scores["f1"] = short["em"], short["f1"]
+        # Every method on its final answer; the final content's scores as *_content beside.
+        scores = score_trace(trace, item.gold)
         # Retrieval Recall@1/@10 (DPR has_answer) of direct-retrieval, LLM-URL's valid-URL share.
         from searchain.retrieval.llm_url.evaluation import retrieval_metrics
 
@@ -342,6 +341,14 @@ def report(
             "run: all methods on the same questions).",
         ),
     ] = False,
+    rescore: Annotated[
+        bool,
+        typer.Option(
+            "--rescore",
+            help="Score the recorded traces again with the current scoring (golds from the "
+            "dataset the manifest names; no model runs) instead of the recorded metrics.",
+        ),
+    ] = False,
 ) -> None:
     """Compare runs: methods x metrics with 95 % bootstrap confidence intervals, then the
     SearChain paper's analyses of each run (efficiency of every method, knowledge sources of
@@ -350,7 +357,15 @@ def report(
     Example: searchain report runs/table-hotpotqa runs/table-musique --out runs/report"""
     from searchain.eval import report as rep
 
-    loaded = rep.load(list(runs))
+    if rescore:
+        from searchain.eval.rescore import rescore as rescore_run
+
+        try:
+            loaded = [rescore_run(r) for r in runs]
+        except (FileNotFoundError, ValueError) as e:
+            fail(str(e))
+    else:
+        loaded = rep.load(list(runs))
     if paired:
         loaded = [rep.paired(r) for r in loaded]
     for r in loaded:

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
-from searchain.scoring import as_golds, cover_em, trace_text
+from searchain.scoring import as_golds, cover_em
 from searchain.types import Trace
 
 KNOWLEDGE_SOURCES = ("llm", "ir-corrected", "ir-completed")
@@ -48,7 +48,7 @@ def knowledge_source_split(
 
 
 def _default_correct(trace: Trace, golds: Sequence[str]) -> bool:
-    return cover_em(trace_text(trace), golds) == 1.0
+    return cover_em(trace.answer, golds) == 1.0  # the final answer, as eval scores it
 
 
 def _answers(g: Any) -> list[str]:
@@ -71,8 +71,8 @@ def ir_effects(
       rate is the fraction of S_t answered wrongly with IR.
 
     ``golds[i]`` is the gold answer list (or an :class:`~searchain.eval.datasets.Example`);
-    ``correct(trace, golds)`` defaults to cover-EM of :func:`trace_text`. A missing trace
-    (``None``: the item failed) counts as wrong.
+    ``correct(trace, golds)`` defaults to cover-EM of the final answer (``trace.answer``).
+    A missing trace (``None``: the item failed) counts as wrong.
     """
     n = len(golds)
     if len(traces_with_ir) != n or len(traces_without_ir) != n:
@@ -122,8 +122,10 @@ def ir_misleading_rate(
 def efficiency(traces: Iterable[Trace | None]) -> dict[str, float]:
     """SearChain Table 5 columns, averaged per question: LLM input (``prompt_tokens``) and
     output (``completion_tokens``) size, ``rounds`` of LLM–IR interaction and wall time
-    (``seconds``), plus ``llm_calls`` and ``llm_seconds``. The paper counts words; traces
-    record tokens, so the size columns are in tokens. Failed items (None) are skipped."""
+    (``seconds``), plus ``llm_calls`` and ``llm_seconds``. Units: the paper's Table 5 counts
+    words; traces record the model's token counts (``usage``), not the prompts, so the size
+    columns are in tokens (their keys say so) and cannot be recounted as words. Failed items
+    (None) are skipped."""
     done = [t for t in traces if t is not None]
     n = len(done)
 

@@ -134,7 +134,8 @@ def analyses(runs: Sequence[RunLike]) -> str:
     sources of SearChain's checked nodes (Table 2), and, when a run holds both ``searchain``
     and ``searchain-no-ir``, the effects of IR on the questions both answered (Table 3:
     correct with/without IR, IR-helped questions, misleading rate). Correct = the item's
-    cover-EM as recorded by the run."""
+    cover-EM (of its final answer) as recorded by the run, or as rescored
+    (:mod:`searchain.eval.rescore`)."""
     from searchain.eval.analyses import efficiency, ir_effects, knowledge_source_split
     from searchain.types import Trace
 
@@ -162,7 +163,10 @@ def analyses(runs: Sequence[RunLike]) -> str:
                 f"{100 * cached / max(1, sum(calls)):.0f} % | {e['prompt_tokens']:.0f} | "
                 f"{e['completion_tokens']:.0f} | {e['rounds']:.2f} | {e['seconds']:.2f} |"
             )
-        out += ["", "Calls include those served by the LLM call cache (their tokens count; "
+        out += ["", "Input and output sizes are the model's tokens per question, not words: the "
+                "paper's Table 5 counts words, and traces keep token counts, not the prompts "
+                "whose words could be counted.", "",
+                "Calls include those served by the LLM call cache (their tokens count; "
                 "their time is near zero, so seconds are a lower bound for a method with cached "
                 "calls; run with --no-cache to time every call).", ""]  # fmt: skip
         if "searchain" in traces:

@@ -9,7 +9,8 @@ SearChain's SKC), LLM-URL's evaluation and ``searchain eval`` record them, so th
 * :mod:`.attribution` — cited-sentence parsing, ALCE citation recall and precision over a
   pluggable NLI judge;
 * :mod:`.skc` — SearChain's Scope of Knowledge Coverage;
-* :mod:`.item` — the per-item scores of ``searchain eval``; :mod:`.alce` — ALCE's of one trace.
+* :mod:`.item` — the per-item scores of ``searchain eval`` (every method on its final
+  answer, the final content beside); :mod:`.alce` — ALCE's of one trace.
 """
 
 from searchain.scoring.attribution import (
@@ -23,7 +24,7 @@ from searchain.scoring.attribution import (
     parse_cited_sentences,
     trace_citation_scores,
 )
-from searchain.scoring.item import score_item, trace_text
+from searchain.scoring.item import ANSWER_METRICS, score_item, score_trace, trace_text
 from searchain.scoring.longform import (
     claim_recall,
     qampari_precision,
@@ -45,9 +46,10 @@ from searchain.scoring.match import (
 )
 from searchain.scoring.recall import PassageLike, dpr_tokenize, has_answer, recall_at_k
 from searchain.scoring.sentences import split_sentences
-from searchain.scoring.skc import skc, supported_knowledge_count
+from searchain.scoring.skc import skc, supported_knowledge_count, supported_sentence_count
 
 __all__ = [
+    "ANSWER_METRICS",
     "FEVER_LABELS",
     "NLI",
     "YES_NO",
@@ -74,10 +76,12 @@ __all__ = [
     "recall_at_k",
     "rouge_l",
     "score_item",
+    "score_trace",
     "skc",
     "split_sentences",
     "str_em",
     "supported_knowledge_count",
+    "supported_sentence_count",
     "token_f1",
     "trace_citation_scores",
     "trace_text",

@@ -2,9 +2,15 @@
 
 * :func:`cover_em` — SearChain's metric: a gold answer, SQuAD-normalised, occurs in the
   normalised output as whole words (:func:`searchain.text.contains_answer`).
-* :func:`exact_match`, :func:`token_f1` — the SQuAD v1.1 evaluation script.
+* :func:`exact_match`, :func:`token_f1` — the SQuAD v1.1 evaluation script; F1 with the
+  HotpotQA script's yes/no rule (``hotpot_evaluate_v1.py``: 0 when either side normalises to
+  yes, no or noanswer and they differ).
 * :func:`label_accuracy` — yes/no (StrategyQA) and SUPPORTS/REFUTES/NOT ENOUGH INFO (FEVER)
   read from free text, "So the (final) answer is X" first.
+
+Every function reads the prediction without its ``[n]`` citation marks
+(:func:`searchain.citations.strip_marks`): normalisation drops the brackets, so a mark would
+otherwise read as a number and a gold answer "1"–"9" would match any cited sentence.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Literal
 
+from searchain.citations import strip_marks
 from searchain.text import contains_answer, normalize_answer
 
 Golds = str | Iterable[str]
@@ -27,18 +34,29 @@ def as_golds(golds: Golds) -> list[str]:
 
 def cover_em(prediction: str, golds: Golds) -> float:
     """Cover-EM (SearChain, Xu et al. 2024, §4.1): 1.0 if any SQuAD-normalised gold answer is
-    contained in the normalised prediction as whole words ("1844" is not in "18445")."""
-    return float(any(contains_answer(prediction, g) for g in as_golds(golds)))
+    contained in the normalised prediction (citation marks removed) as whole words ("1844"
+    is not in "18445")."""
+    text = strip_marks(prediction)
+    return float(any(contains_answer(text, g) for g in as_golds(golds)))
 
 
 def exact_match(prediction: str, golds: Golds) -> float:
-    """SQuAD v1.1 exact match: the normalised prediction equals a normalised gold answer."""
-    p = normalize_answer(prediction)
+    """SQuAD v1.1 exact match: the normalised prediction (citation marks removed) equals a
+    normalised gold answer."""
+    p = normalize_answer(strip_marks(prediction))
     return float(any(p == normalize_answer(g) for g in as_golds(golds)))
 
 
+# hotpot_evaluate_v1.py's f1_score: a yes/no (or "noanswer") answer is right or wrong, with
+# no partial credit for sharing a token with a longer answer ("yes it is" vs "yes").
+_HOTPOT_ZERO = frozenset({"yes", "no", "noanswer"})
+
+
 def _f1(prediction: str, gold: str) -> float:
-    pred, ref = normalize_answer(prediction).split(), normalize_answer(gold).split()
+    p_norm, g_norm = normalize_answer(prediction), normalize_answer(gold)
+    if p_norm != g_norm and (p_norm in _HOTPOT_ZERO or g_norm in _HOTPOT_ZERO):
+        return 0.0
+    pred, ref = p_norm.split(), g_norm.split()
     if not pred or not ref:
         return float(pred == ref)  # SQuAD v2: an empty answer scores 1 only against empty
     same = sum((Counter(pred) & Counter(ref)).values())
@@ -49,8 +67,13 @@ def _f1(prediction: str, gold: str) -> float:
 
 
 def token_f1(prediction: str, golds: Golds) -> float:
-    """SQuAD token F1: bag-of-normalised-tokens overlap, the best over the gold answers."""
-    return max((_f1(prediction, g) for g in as_golds(golds)), default=0.0)
+    """Token F1: bag-of-normalised-tokens overlap (SQuAD), the best over the gold answers,
+    citation marks removed. As HotpotQA's official script (``hotpot_evaluate_v1.py``) does,
+    F1 is 0 when the prediction or the gold normalises to yes, no or noanswer and the two
+    differ; applied to every dataset (one F1 everywhere: outside HotpotQA a gold answer is
+    rarely yes or no, and partial credit against one is meaningless)."""
+    text = strip_marks(prediction)
+    return max((_f1(text, g) for g in as_golds(golds)), default=0.0)
 
 
 YES_NO = ("yes", "no")
@@ -109,6 +132,6 @@ def label_accuracy(prediction: str, gold: str) -> float:
     """1.0 if the label read from ``prediction`` (:func:`extract_label`) is ``gold``.
     ``gold`` is ``yes``/``no`` (StrategyQA) or a FEVER label, in any case."""
     kind = _label_kind(gold)
-    label = extract_label(prediction, kind)  # type: ignore[arg-type]
+    label = extract_label(strip_marks(prediction), kind)  # type: ignore[arg-type]
     want = gold.strip().lower() if kind == "yesno" else " ".join(gold.upper().split())
     return float(label == want)

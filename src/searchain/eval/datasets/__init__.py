@@ -10,7 +10,8 @@ name                        file                                                
 hotpotqa                    hotpotqa/dev_subsampled.jsonl (IRCoT format)              multihop
 musique                     musique/musique_train.json                                multihop
 strategyqa                  strategyqa/strategyqa_dev.json                            yesno
-fever                       fever/paper_dev.jsonl                                     factcheck
+fever                       fever/paper_dev.jsonl, SUPPORTS/REFUTES claims only       factcheck
+fever-nei                   fever/paper_dev.jsonl, with NOT ENOUGH INFO               factcheck
 nq                          nq/NQ-open.dev.jsonl                                      open
 nq-efficientqa              nq/NQ-open.efficientqa.test.1.1.jsonl                     open
 webq / webq-train           webq/webq-test.jsonl / webq-train.jsonl                   open
@@ -19,6 +20,9 @@ eli5                        alce/eli5.json                                      
 qampari                     alce/qampari.json                                         list
 bamboogle                   bamboogle/test.csv                                        multihop
 =========================== ========================================================= ========
+
+``fever`` is the SearChain paper's setting (KILT's FEVER: SUPPORTS or REFUTES); its
+fingerprint differs from the file's, so runs of the two item sets never mix.
 
 Any other argument is a path; its format is detected from the extension and the fields of
 the first record (or forced with ``fmt=``):

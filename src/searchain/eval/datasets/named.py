@@ -22,13 +22,21 @@ class _Named:
     path: str
     fmt: str
     task: str | None = None  # overrides the format's task
+    labels: tuple[str, ...] | None = None  # keep only examples with these labels
+
+
+# The SearChain paper evaluates FEVER as KILT does, SUPPORTS/REFUTES only: its prompt asks
+# "(SUPPORTS or REFUTES)?", so paper_dev's NOT ENOUGH INFO third could never be right.
+# `fever-nei` keeps them.
+_FEVER_PAPER_LABELS = ("SUPPORTS", "REFUTES")
 
 
 DATASETS: dict[str, _Named] = {
     "hotpotqa": _Named("hotpotqa/dev_subsampled.jsonl", "ircot"),
     "musique": _Named("musique/musique_train.json", "musique"),
     "strategyqa": _Named("strategyqa/strategyqa_dev.json", "strategyqa"),
-    "fever": _Named("fever/paper_dev.jsonl", "fever"),
+    "fever": _Named("fever/paper_dev.jsonl", "fever", labels=_FEVER_PAPER_LABELS),
+    "fever-nei": _Named("fever/paper_dev.jsonl", "fever"),
     "nq": _Named("nq/NQ-open.dev.jsonl", "qa"),
     "nq-efficientqa": _Named("nq/NQ-open.efficientqa.test.1.1.jsonl", "qa"),
     "webq": _Named("webq/webq-test.jsonl", "qa"),
@@ -89,11 +97,22 @@ def dataset_path(name_or_path: str | os.PathLike[str]) -> Path:
 
 
 def dataset_fingerprint(name_or_path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Identify a dataset file's exact content: ``{"path", "size", "sha256"}`` (+ ``"name"``)."""
+    """Identify a dataset's exact content: ``{"path", "size", "sha256"}`` (+ ``"name"``).
+
+    A named dataset that keeps only some labels (``fever``: SUPPORTS/REFUTES) is another
+    item set than its file: ``sha256`` then hashes the file's digest with the labels kept,
+    ``file_sha256`` is the file's and ``labels`` the labels, so a run directory made before
+    the filter (or with ``fever-nei``) is refused rather than resumed with other items."""
     fp = corpus_fingerprint(dataset_path(name_or_path))
     named = _named(str(name_or_path))
     if named is not None:
         fp["name"] = named[0]
+        if named[1].labels is not None:
+            fp["file_sha256"] = fp["sha256"]
+            fp["labels"] = list(named[1].labels)
+            kept = ",".join(named[1].labels)
+            key = f"{fp['file_sha256']}\x00labels={kept}"
+            fp["sha256"] = hashlib.sha256(key.encode()).hexdigest()
     return fp
 
 
@@ -103,6 +122,7 @@ def load_dataset(
     limit: int | None = None,
     seed: int | None = 0,
     fmt: str | None = None,
+    label_filter: bool = True,
 ) -> list[Example]:
     """Read a named dataset or a file into :class:`Example` records, in file order.
 
@@ -110,7 +130,9 @@ def load_dataset(
     items on every machine and Python version, see :func:`subsample`) and they are returned
     in file order; ``seed=None`` takes the first ``limit``. A dataset name wins over a file
     of the same name in the working directory (write ``./nq`` for the file). ``fmt`` forces
-    a format (one of :data:`FORMATS`) instead of detecting it.
+    a format (one of :data:`FORMATS`) instead of detecting it. ``fever`` keeps the
+    SUPPORTS/REFUTES claims (the paper's setting), ``fever-nei`` every claim;
+    ``label_filter=False`` drops a named dataset's label filter (to read a run made before it).
     """
     named = _named(str(name_or_path))
     path = dataset_path(name_or_path)
@@ -127,7 +149,9 @@ def load_dataset(
     if task is not None:
         for ex in examples:
             ex.task = task
-    unique_ids(examples)
+    unique_ids(examples)  # before any filter: an id depends only on the file
+    if label_filter and named is not None and named[1].labels is not None:
+        examples = [ex for ex in examples if ex.label in named[1].labels]
     for ex in examples:
         ex.meta.setdefault("format", fmt)
         if named is not None:
