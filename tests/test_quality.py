@@ -14,6 +14,7 @@ import pytest
 
 from searchain.eval import report as rep
 from searchain.eval.compare import item_scores, paired_difference
+from searchain.eval.rescore import rescore
 from searchain.eval.taxonomy import CATEGORIES, Gold, classify, tabulate, verification_events
 from searchain.types import Node, Passage, Trace
 
@@ -176,7 +177,7 @@ def test_chat_vs_completions_table_is_what_the_committed_runs_say() -> None:
             "Self-Ask": "self-ask", "SearChain": "searchain"}  # fmt: skip
     scores: dict[str, dict[str, float]] = {}
     for form in ("chat", "completions"):
-        records = rep.load([CHAT_RUN.parent / form])[0].records
+        records = rescore(CHAT_RUN.parent / form).records  # today's scoring of the traces
         assert len({r["id"] for r in records}) == 20
         for method, by_id in item_scores(records, "cover_em").items():
             scores[f"{form}:{method}"] = by_id
