@@ -32,8 +32,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from searchain.citations import strip_marks
-from searchain.text import contains_answer, normalize_answer
+from searchain.scoring.match import cover_em
+from searchain.text import normalize_answer
 from searchain.types import Trace
 
 CATEGORIES = (
@@ -60,8 +60,8 @@ class Gold:
 
 
 def _holds(text: str | None, answers: Sequence[str]) -> bool:
-    t = strip_marks(text or "")
-    return any(contains_answer(t, a) for a in answers if a)
+    """Cover-EM, the scoring layer's rule (marks stripped, whole words)."""
+    return bool(cover_em(text or "", [a for a in answers if a]))
 
 
 def _title(passage_id: str, title: str) -> str:
