@@ -169,6 +169,18 @@ def table(run_path: Path, recipe: Recipe, seed: int = 0) -> str:
     return "\n".join(lines)
 
 
+def tables_page(model: str, sets: str, text: str) -> str:
+    """``results/quality/<model>/README.md``: the tables and the commands that made them;
+    tests/test_quality.py checks that it is what the committed runs say."""
+    return (
+        f"# Quality runs of {model}\n\nMade by (re-run the first to resume or grow a run):\n\n"
+        f"```bash\nSEARCHAIN_THREADS=1 .venv/bin/python bench/quality.py run --sets {sets} "
+        f"--limit 50 --model {model}\n.venv/bin/python bench/quality.py table --sets {sets} "
+        f"--model {model} --write\n```\n\nPartial runs are reported on the items every "
+        f"method answered; the count is in each heading.\n\n{text}\n"
+    )
+
+
 def tables(args: argparse.Namespace) -> int:
     out, paths = [], []
     for name in args.sets.split(","):
@@ -178,6 +190,10 @@ def tables(args: argparse.Namespace) -> int:
             paths.append(path)
     text = "\n\n".join(out) or "(no runs yet)"
     print(text)
+    if args.write and out:
+        page = args.root / args.model / "README.md"
+        page.write_text(tables_page(args.model, args.sets, text), encoding="utf-8")
+        print(f"wrote {page}")
     if args.png and out:
         print(f"chart: {rep.bar_chart(rep.summarize(paths), args.png)}")
     return 0
@@ -194,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--split", choices=("report", "tune"), default="report")
     p.add_argument("--png", default=None, help="table: also write a bar chart here")
     p.add_argument("--root", type=Path, default=RESULTS, help="where the runs live")
+    p.add_argument("--write", action="store_true",
+                   help="table: also write <root>/<model>/README.md")  # fmt: skip
     args = p.parse_args(argv)
     return run(args) if args.command == "run" else tables(args)
 

@@ -191,3 +191,25 @@ def test_chat_vs_completions_table_is_what_the_committed_runs_say() -> None:
         assert d is not None and d.items == 20
         assert cells[3].replace("−", "-").startswith(f"{100 * d.mean:+.0f} ["), (label, cells[3])
         assert cells[4] == f"{d.wins} / {d.losses}", label
+
+
+def _committed_pages() -> list[Path]:
+    return sorted((ROOT / "results" / "quality").glob("*/README.md"))
+
+
+def test_quality_pages_are_what_the_committed_runs_say() -> None:
+    """results/quality/<model>/README.md (issue 18's tables) regenerated from the runs beside
+    it, byte for byte: a table edited by hand, or a run grown without re-writing its page,
+    fails here."""
+    bench = _bench()
+    pages = _committed_pages()
+    assert pages, "no committed quality page"
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        sets = text.split("--sets ", 1)[1].split()[0]
+        model = page.parent.name
+        sections = [bench.table(page.parent / name, bench.RECIPES[name])
+                    for name in sets.split(",")
+                    if (page.parent / name / "results.jsonl").exists()]  # fmt: skip
+        assert sections, page
+        assert text == bench.tables_page(model, sets, "\n\n".join(sections)), page
