@@ -143,11 +143,30 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("command", choices=("run", "table"))
     p.add_argument("--models", default=",".join(MODEL_NAMES))
     p.add_argument("--root", type=Path, default=RESULTS)
+    p.add_argument("--write", action="store_true", help="table: also write <root>/README.md")
     args = p.parse_args(argv)
     if args.command == "run":
         return run(args)
-    print(table(args.root))
+    text = table(args.root)
+    print(text)
+    if args.write:
+        (args.root / "README.md").write_text(page(text), encoding="utf-8")
     return 0
+
+
+def page(text: str) -> str:
+    """``results/default-model/README.md``; tests/test_default_model.py checks that it is what
+    the committed runs say."""
+    return (
+        "# Which offline model answers the demo questions? (issue 18, item 5)\n\n"
+        "```bash\nSEARCHAIN_THREADS=1 .venv/bin/python bench/default_model.py run\n"
+        ".venv/bin/python bench/default_model.py table --write\n```\n\n"
+        "SearChain, BM25 over the bundled demo corpus, one llama.cpp thread, on the 2-core "
+        "machine while one other 1-thread evaluation ran beside it. *First run*: a new "
+        "process with empty model and call caches (the chunked models are assembled and "
+        "checked) answering the README's demo question. The demo questions are in "
+        "`demo-questions.jsonl`.\n\n" + text + "\n"
+    )
 
 
 if __name__ == "__main__":

@@ -59,8 +59,15 @@ class Recipe:
     paper_source: str = ""
     corpus: str | None = None  # a file under shared/data to index (else the demo index)
     eval_args: tuple[str, ...] = ()
+    # Retriever comparisons: one run per arm (name, extra eval args) under <set>/<arm>/, the
+    # arms then compared as if they were methods. "{mirror}" starts the offline Wikipedia
+    # mirror; "{wiki_index}" is --wiki-index (a BM25 index of Wikipedia you built).
+    arms: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    also: tuple[str, ...] = ()  # more metrics to show, one column each
 
 
+LLM_URL_ALSO = ("doc_recall@1", "passage_recall@1", "passage_recall@10", "valid_url_share",
+                "cover_em")  # fmt: skip
 RECIPES: dict[str, Recipe] = {
     "hotpotqa": Recipe("hotpotqa", MULTIHOP, "cover_em", "searchain", T1_HOTPOT,
                        "SearChain Table 1, gpt-3.5-turbo"),
@@ -76,6 +83,21 @@ RECIPES: dict[str, Recipe] = {
     "compositional-celebrities": Recipe(
         "compositional-celebrities", ("direct-prompting", "self-ask", "rebel"), "cover_em",
         "rebel", {"rebel": "59–94 (5 categories)"}, "REBEL §4, text-davinci-003, human-judged"),
+    "llm-url": Recipe(
+        "hotpotqa", ("bm25", "llm-url"), "doc_recall@10", "llm-url", {},
+        "LLM-URL reports WebQ/NQ/TriviaQA; here the offline mirror of HotpotQA's pool",
+        eval_args=("-k", "10"),
+        arms=(("bm25", ("--retriever", "bm25")),
+              ("llm-url", ("--retriever", "llm-url:base={mirror},m=10"))),
+        also=LLM_URL_ALSO),
+    "webq-llm-url": Recipe(
+        "webq", ("bm25", "llm-url"), "doc_recall@10", "llm-url",
+        {"llm-url": "zero-shot R@1 +20.4 % relative over the best baseline"},
+        "LLM-URL §4, text-davinci-003, live Wikipedia",
+        eval_args=("-k", "10"),
+        arms=(("bm25", ("--index", "{wiki_index}")),
+              ("llm-url", ("--retriever", "llm-url:m=10"))),
+        also=LLM_URL_ALSO),
     "eli5": Recipe("eli5", ("retrieve-read", "thinkcite"), "claim_recall", "thinkcite", {},
                    "Think&Cite reports ASQA/ELI5 with GPT-4o (see docs/thinkcite.md)"),
 }  # fmt: skip
@@ -116,26 +138,66 @@ def tune_split(recipe: Recipe, limit: int, root: Path | None = None) -> Path:
     return out
 
 
+def _arms(recipe: Recipe) -> tuple[tuple[str | None, tuple[str, ...]], ...]:
+    return recipe.arms or ((None, ()),)
+
+
+def _fill(arg: str, mirror: str | None, wiki_index: Path | None) -> str:
+    if "{wiki_index}" in arg and wiki_index is None:
+        raise SystemExit(
+            "this recipe's BM25 arm needs --wiki-index DIR: a `searchain index` of a "
+            "Wikipedia dump (none is bundled; the paper used the Dec 2018 one)"
+        )
+    return arg.replace("{mirror}", mirror or "").replace("{wiki_index}", str(wiki_index))
+
+
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) each set; the exit status is the worst of the evals'."""
+    from searchain.retrieval.demo import demo_corpus_path
+    from searchain.retrieval.llm_url.mirror import MirrorCorpus, MirrorServer
+
     worst = 0
     for name in args.sets.split(","):
         recipe = RECIPES[name]
-        methods = args.methods or ",".join(recipe.methods)
+        methods = args.methods or ("direct-retrieval" if recipe.arms else ",".join(recipe.methods))
         dataset = (
             str(tune_split(recipe, args.limit, args.root))
             if args.split == "tune"
             else recipe.dataset
         )
-        cmd = [str(ROOT / ".venv/bin/searchain"), "eval", "--dataset", dataset,
-               "--methods", methods, "--limit", str(args.limit), "--seed", "0",
-               "--model", args.model, "--api", args.api, "--concurrency", "1",
-               "--out", str(run_dir(args.root, args.model, name, args.split)),
-               *_index_for(recipe, args.root), *recipe.eval_args]  # fmt: skip
-        print("$", " ".join(cmd), flush=True)
-        env = {**os.environ, "SEARCHAIN_THREADS": os.environ.get("SEARCHAIN_THREADS", "1")}
-        worst = max(worst, subprocess.run(cmd, check=False, env=env).returncode)
+        for arm, arm_args in _arms(recipe):
+            out = run_dir(args.root, args.model, name, args.split)
+            mirror = None
+            if any("{mirror}" in a for a in arm_args):  # the offline Wikipedia, in-process
+                # a fixed port: the URL is part of the run's configuration, checked on resume
+                pages = MirrorCorpus.from_files([demo_corpus_path()])
+                mirror = MirrorServer(pages, port=args.mirror_port).start()
+            try:
+                filled = [_fill(a, mirror.url if mirror else None, args.wiki_index)
+                          for a in (*recipe.eval_args, *arm_args)]  # fmt: skip
+                cmd = [str(ROOT / ".venv/bin/searchain"), "eval", "--dataset", dataset,
+                       "--methods", methods, "--limit", str(args.limit), "--seed", "0",
+                       "--model", args.model, "--api", args.api, "--concurrency", "1",
+                       "--out", str(out / arm if arm else out),
+                       *_index_for(recipe, args.root), *filled]  # fmt: skip
+                print("$", " ".join(cmd), flush=True)
+                env = {**os.environ, "SEARCHAIN_THREADS": os.environ.get("SEARCHAIN_THREADS", "1")}
+                worst = max(worst, subprocess.run(cmd, check=False, env=env).returncode)
+            finally:
+                if mirror:
+                    mirror.stop()
     return worst
+
+
+def _records(run_path: Path, recipe: Recipe) -> list[dict]:
+    """The run's records; a retriever comparison's arms relabelled as its methods."""
+    if not recipe.arms:
+        return rep.load([run_path])[0].records
+    out = []
+    for arm, _ in recipe.arms:
+        if (run_path / arm / "results.jsonl").exists():
+            out += [{**r, "method": arm} for r in rep.load([run_path / arm])[0].records]
+    return out
 
 
 def _golds(recipe: Recipe) -> dict[str, Gold]:
@@ -147,7 +209,8 @@ def _golds(recipe: Recipe) -> dict[str, Gold]:
 def table(run_path: Path, recipe: Recipe, seed: int = 0) -> str:
     """The Markdown section of one set's run: scores with CIs, the paper's numbers, paired
     differences to the focus method, and the failure taxonomy."""
-    records = rep.paired(rep.load([run_path])[0]).records  # the items every method answered
+    # the items every method answered
+    records = rep.paired(rep.RunRecords(run_path.name, _records(run_path, recipe))).records
     rows = {r.method: r for r in rep.summarize([rep.RunRecords(run_path.name, records)], seed)}
     scores = item_scores(records, recipe.metric)
     lines = [f"### {run_path.parent.name} / {run_path.name}: {recipe.metric}, "
@@ -163,6 +226,15 @@ def table(run_path: Path, recipe: Recipe, seed: int = 0) -> str:
         d = f"{diff}{' *' if diff.significant else ''}" if diff else "–"
         wl = f"{diff.wins} / {diff.losses}" if diff else "–"
         lines.append(f"| {method} | {cell if cell else '–'} | {paper} | {d} | {wl} |")
+    if recipe.also:
+        lines += [
+            "",
+            f"| method | {' | '.join(recipe.also)} |",
+            "|---" * (len(recipe.also) + 1) + "|",
+        ]
+        for method in [m for m in recipe.methods if m in rows]:
+            cells = [str(rows[method].metrics.get(m) or "–") for m in recipe.also]
+            lines.append(f"| {method} | {' | '.join(cells)} |")
     lines += ["", "Δ = method − focus on the same items, in points; * = the 95 % interval "
               "excludes 0.", "", "Failure taxonomy (first place a wrong item went wrong):", "",
               markdown(tabulate(records, _golds(recipe), recipe.metric))]  # fmt: skip
@@ -185,7 +257,7 @@ def tables(args: argparse.Namespace) -> int:
     out, paths = [], []
     for name in args.sets.split(","):
         path = run_dir(args.root, args.model, name, args.split)
-        if (path / "results.jsonl").exists():
+        if (path / "results.jsonl").exists() or any(path.glob("*/results.jsonl")):
             out.append(table(path, RECIPES[name]))
             paths.append(path)
     text = "\n\n".join(out) or "(no runs yet)"
@@ -210,6 +282,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--split", choices=("report", "tune"), default="report")
     p.add_argument("--png", default=None, help="table: also write a bar chart here")
     p.add_argument("--root", type=Path, default=RESULTS, help="where the runs live")
+    p.add_argument("--wiki-index", type=Path, default=None,
+                   help="webq-llm-url: a BM25 index of Wikipedia for its BM25 arm")  # fmt: skip
+    p.add_argument("--mirror-port", type=int, default=8765, help="llm-url: the mirror's port")
     p.add_argument("--write", action="store_true",
                    help="table: also write <root>/<model>/README.md")  # fmt: skip
     args = p.parse_args(argv)
