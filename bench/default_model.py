@@ -128,6 +128,8 @@ def table(root: Path = RESULTS) -> str:
         if not (path / "results.jsonl").exists():
             continue
         records = rep.load([path])[0].records
+        if not records:
+            continue
         [row] = rep.summarize([rep.RunRecords(name, records)])
         secs = [float(r["seconds"]) for r in records if r.get("seconds") is not None]
         c = cold.get(name)
