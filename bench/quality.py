@@ -31,9 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without installing
 
 from searchain.eval import report as rep  # noqa: E402
+from searchain.eval.analyses import KNOWLEDGE_SOURCES, knowledge_source_split  # noqa: E402
 from searchain.eval.compare import item_scores, paired_difference  # noqa: E402
 from searchain.eval.datasets import dataset_path, load_dataset  # noqa: E402
 from searchain.eval.taxonomy import Gold, markdown, tabulate  # noqa: E402
+from searchain.types import Trace  # noqa: E402
 
 RESULTS = ROOT / "results" / "quality"
 DATA = ROOT.parent / "shared" / "data"
@@ -221,6 +223,24 @@ def _records(run_path: Path, recipe: Recipe) -> list[dict]:
     return out
 
 
+def _knowledge_sources(records: list[dict], methods: list[str]) -> list[str]:
+    """SearChain's checked nodes by where their knowledge came from (paper Table 2): why an
+    ablation ties the full method (e.g. completion never fires when no node is unsolved)."""
+    rows = []
+    for m in methods:
+        traces = [Trace.from_dict(r["trace"]) for r in records
+                  if r["method"] == m and r.get("trace")]  # fmt: skip
+        split = knowledge_source_split(traces)
+        if m.startswith("searchain") and split["nodes"]:
+            shares = " | ".join(f"{100 * split[s]:.0f} %" for s in KNOWLEDGE_SOURCES)
+            rows.append(f"| {m} | {split['nodes']:.0f} | {shares} |")
+    if not rows:
+        return []
+    return ["", "SearChain's checked nodes by the source of their answer (paper Table 2):", "",
+            "| method | nodes | LLM | IR-corrected | IR-completed |", "|---|---|---|---|---|",
+            *rows]  # fmt: skip
+
+
 def _golds(recipe: Recipe) -> dict[str, Gold]:
     return {e.id: Gold(e.answers or ([e.label] if e.label else []),
                        tuple(p.get("title", "") for p in e.gold_passages))
@@ -256,6 +276,7 @@ def table(run_path: Path, recipe: Recipe, seed: int = 0) -> str:
         for method in [m for m in recipe.methods if m in rows]:
             cells = [str(rows[method].metrics.get(m) or "–") for m in recipe.also]
             lines.append(f"| {method} | {' | '.join(cells)} |")
+    lines += _knowledge_sources(records, [m for m in recipe.methods if m in rows])
     lines += ["", "Δ = method − focus on the same items, in points; * = the 95 % interval "
               "excludes 0.", "", "Failure taxonomy (first place a wrong item went wrong):", "",
               markdown(tabulate(records, _golds(recipe), recipe.metric))]  # fmt: skip

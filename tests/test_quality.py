@@ -139,6 +139,11 @@ def test_bench_table_recomputes_the_report_and_the_taxonomy() -> None:
     diff = paired_difference(scores, "direct-prompting", "searchain", "cover_em")
     assert diff is not None and str(diff) in text
     assert "reader wrong" in text and "wrong without retrieval" in text
+    # where SearChain's checked nodes got their answers: shares of one node count
+    row = next(ln for ln in text.split("paper Table 2")[1].splitlines()
+               if ln.startswith("| searchain |"))  # fmt: skip
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert int(cells[1]) > 0 and abs(sum(float(c.rstrip(" %")) for c in cells[2:]) - 100) <= 2
 
 
 def test_tune_split_holds_no_reported_item(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
