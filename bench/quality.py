@@ -291,25 +291,62 @@ def tables_page(model: str, sets: str, text: str) -> str:
         f"```bash\nSEARCHAIN_THREADS=1 .venv/bin/python bench/quality.py run --sets {sets} "
         f"--limit 50 --model {model}\n.venv/bin/python bench/quality.py table --sets {sets} "
         f"--model {model} --write\n```\n\nPartial runs are reported on the items every "
-        f"method answered; the count is in each heading.\n\n{text}\n"
+        f"method answered; the count is in each heading.\n\n![scores with 95 % CIs beside "
+        f"the papers'](quality.png)\n\n{text}\n"
     )
 
 
+def chart(runs: list[rep.RunRecords], path: str | Path) -> Path:
+    """One panel per set: each method's score on the items every method answered, with its
+    95 % interval, and the paper's number (a diamond) where it has one."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(runs), figsize=(5 * len(runs), 4), squeeze=False)
+    for ax, run in zip(axes[0], runs, strict=True):
+        recipe = RECIPES[run.name]
+        paired = rep.paired(run)
+        rows = {r.method: r for r in rep.summarize([paired])}
+        methods = [m for m in recipe.methods if m in rows and recipe.metric in rows[m].metrics]
+        cells = [rows[m].metrics[recipe.metric] for m in methods]
+        y = range(len(methods))
+        err = [[100 * (c.mean - c.lo) for c in cells], [100 * (c.hi - c.mean) for c in cells]]
+        ax.barh(y, [100 * c.mean for c in cells], xerr=err, capsize=3, color="#4c72b0")
+        for i, m in enumerate(methods):
+            paper = str(recipe.paper.get(m, "")).split(" ")[0]
+            if paper.replace(".", "", 1).isdigit():  # "74.4 (59–94)" → 74.4
+                ax.plot(float(paper), i, "D", color="#dd8452")
+        ax.set_yticks(list(y), methods)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 100)
+        n = len({r["id"] for r in paired.records})
+        ax.set_title(f"{run.name}: {recipe.metric}, {n} items", fontsize=10)
+    fig.text(0.01, 0.01, "bars: ours with 95 % CI; diamonds: the paper", fontsize=8)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    out = Path(path)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
 def tables(args: argparse.Namespace) -> int:
-    out, paths = [], []
+    out: list[str] = []
+    runs: list[rep.RunRecords] = []
     for name in args.sets.split(","):
         path = run_dir(args.root, args.model, name, args.split)
         if (path / "results.jsonl").exists() or any(path.glob("*/results.jsonl")):
             out.append(table(path, RECIPES[name]))
-            paths.append(path)
+            runs.append(rep.RunRecords(name, _records(path, RECIPES[name])))
     text = "\n\n".join(out) or "(no runs yet)"
     print(text)
     if args.write and out:
         page = args.root / args.model / "README.md"
         page.write_text(tables_page(args.model, args.sets, text), encoding="utf-8")
-        print(f"wrote {page}")
+        print(f"wrote {page} and {chart(runs, page.parent / 'quality.png')}")
     if args.png and out:
-        print(f"chart: {rep.bar_chart(rep.summarize(paths), args.png)}")
+        print(f"chart: {chart(runs, args.png)}")
     return 0
 
 

@@ -218,6 +218,7 @@ def test_quality_pages_are_what_the_committed_runs_say() -> None:
                     if (page.parent / name / "results.jsonl").exists()]  # fmt: skip
         assert sections, page
         assert text == bench.tables_page(model, sets, "\n\n".join(sections)), page
+        assert (page.parent / "quality.png").stat().st_size > 10_000  # the chart it shows
 
 
 def test_webq_llm_url_recipe_asks_for_a_wikipedia_index(tmp_path: Path) -> None:
