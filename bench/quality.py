@@ -34,6 +34,7 @@ from searchain.eval import report as rep  # noqa: E402
 from searchain.eval.analyses import KNOWLEDGE_SOURCES, knowledge_source_split  # noqa: E402
 from searchain.eval.compare import item_scores, paired_difference  # noqa: E402
 from searchain.eval.datasets import dataset_path, load_dataset  # noqa: E402
+from searchain.eval.rescore import gold_of, rescore_records  # noqa: E402
 from searchain.eval.taxonomy import Gold, markdown, tabulate  # noqa: E402
 from searchain.types import Trace  # noqa: E402
 
@@ -213,13 +214,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _records(run_path: Path, recipe: Recipe) -> list[dict]:
-    """The run's records; a retriever comparison's arms relabelled as its methods."""
+    """The run's records scored by today's scoring (as ``searchain report --rescore``, with
+    the golds of the recipe's data set: item ids are stable across subsets); a retriever
+    comparison's arms relabelled as its methods."""
+    golds = {e.id: gold_of(e) for e in load_dataset(recipe.dataset)}
     if not recipe.arms:
-        return rep.load([run_path])[0].records
+        return rescore_records(rep.load([run_path])[0].records, golds)
     out = []
     for arm, _ in recipe.arms:
         if (run_path / arm / "results.jsonl").exists():
-            out += [{**r, "method": arm} for r in rep.load([run_path / arm])[0].records]
+            records = rescore_records(rep.load([run_path / arm])[0].records, golds)
+            out += [{**r, "method": arm} for r in records]
     return out
 
 

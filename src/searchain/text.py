@@ -18,11 +18,13 @@ def normalize_answer(text: str) -> str:
 
 def contains_answer(text: str, answer: str) -> bool:
     """Cover-EM for one gold answer: the normalised answer occurs in the normalised text, as
-    whole words ("1844" is not found in "18445")."""
+    whole words: not next to a letter or digit ("1844" is not found in "18445"). A symbol
+    that normalisation keeps (it drops ASCII punctuation, curly quotes and dashes) ends a
+    word, so "53" is in "53° N"."""
     a, t = normalize_answer(answer), normalize_answer(text)
     if not a:
         return False
-    return f" {a} " in f" {t} "
+    return re.search(rf"(?<!\w){re.escape(a)}(?!\w)", t) is not None
 
 
 def _lcs(a: list[str], b: list[str]) -> int:
