@@ -29,14 +29,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without installing
+sys.path.insert(0, str(ROOT / "bench"))
+
+from quality_sections import chart, costs, knowledge_sources  # noqa: E402
 
 from searchain.eval import report as rep  # noqa: E402
-from searchain.eval.analyses import KNOWLEDGE_SOURCES, knowledge_source_split  # noqa: E402
 from searchain.eval.compare import item_scores, paired_difference  # noqa: E402
 from searchain.eval.datasets import dataset_path, load_dataset  # noqa: E402
 from searchain.eval.rescore import gold_of, rescore_records  # noqa: E402
 from searchain.eval.taxonomy import Gold, markdown, tabulate  # noqa: E402
-from searchain.types import Trace  # noqa: E402
 
 RESULTS = ROOT / "results" / "quality"
 DATA = ROOT.parent / "shared" / "data"
@@ -228,24 +229,6 @@ def _records(run_path: Path, recipe: Recipe) -> list[dict]:
     return out
 
 
-def _knowledge_sources(records: list[dict], methods: list[str]) -> list[str]:
-    """SearChain's checked nodes by where their knowledge came from (paper Table 2): why an
-    ablation ties the full method (e.g. completion never fires when no node is unsolved)."""
-    rows = []
-    for m in methods:
-        traces = [Trace.from_dict(r["trace"]) for r in records
-                  if r["method"] == m and r.get("trace")]  # fmt: skip
-        split = knowledge_source_split(traces)
-        if m.startswith("searchain") and split["nodes"]:
-            shares = " | ".join(f"{100 * split[s]:.0f} %" for s in KNOWLEDGE_SOURCES)
-            rows.append(f"| {m} | {split['nodes']:.0f} | {shares} |")
-    if not rows:
-        return []
-    return ["", "SearChain's checked nodes by the source of their answer (paper Table 2):", "",
-            "| method | nodes | LLM | IR-corrected | IR-completed |", "|---|---|---|---|---|",
-            *rows]  # fmt: skip
-
-
 def _golds(recipe: Recipe) -> dict[str, Gold]:
     return {e.id: Gold(e.answers or ([e.label] if e.label else []),
                        tuple(p.get("title", "") for p in e.gold_passages))
@@ -281,7 +264,8 @@ def table(run_path: Path, recipe: Recipe, seed: int = 0) -> str:
         for method in [m for m in recipe.methods if m in rows]:
             cells = [str(rows[method].metrics.get(m) or "–") for m in recipe.also]
             lines.append(f"| {method} | {' | '.join(cells)} |")
-    lines += _knowledge_sources(records, [m for m in recipe.methods if m in rows])
+    lines += costs(records, [m for m in recipe.methods if m in rows], recipe.focus)
+    lines += knowledge_sources(records, [m for m in recipe.methods if m in rows])
     lines += ["", "Δ = method − focus on the same items, in points; * = the 95 % interval "
               "excludes 0.", "", "Failure taxonomy (first place a wrong item went wrong):", "",
               markdown(tabulate(records, _golds(recipe), recipe.metric))]  # fmt: skip
@@ -301,57 +285,22 @@ def tables_page(model: str, sets: str, text: str) -> str:
     )
 
 
-def chart(runs: list[rep.RunRecords], path: str | Path) -> Path:
-    """One panel per set: each method's score on the items every method answered, with its
-    95 % interval, and the paper's number (a diamond) where it has one."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(runs), figsize=(5 * len(runs), 4), squeeze=False)
-    for ax, run in zip(axes[0], runs, strict=True):
-        recipe = RECIPES[run.name]
-        paired = rep.paired(run)
-        rows = {r.method: r for r in rep.summarize([paired])}
-        methods = [m for m in recipe.methods if m in rows and recipe.metric in rows[m].metrics]
-        cells = [rows[m].metrics[recipe.metric] for m in methods]
-        y = range(len(methods))
-        err = [[100 * (c.mean - c.lo) for c in cells], [100 * (c.hi - c.mean) for c in cells]]
-        ax.barh(y, [100 * c.mean for c in cells], xerr=err, capsize=3, color="#4c72b0")
-        for i, m in enumerate(methods):
-            paper = str(recipe.paper.get(m, "")).split(" ")[0]
-            if paper.replace(".", "", 1).isdigit():  # "74.4 (59–94)" → 74.4
-                ax.plot(float(paper), i, "D", color="#dd8452")
-        ax.set_yticks(list(y), methods)
-        ax.invert_yaxis()
-        ax.set_xlim(0, 100)
-        n = len({r["id"] for r in paired.records})
-        ax.set_title(f"{run.name}: {recipe.metric}, {n} items", fontsize=10)
-    fig.text(0.01, 0.01, "bars: ours with 95 % CI; diamonds: the paper", fontsize=8)
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
-    out = Path(path)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
-
-
 def tables(args: argparse.Namespace) -> int:
     out: list[str] = []
-    runs: list[rep.RunRecords] = []
+    panels: list[tuple[rep.RunRecords, Recipe]] = []
     for name in args.sets.split(","):
         path = run_dir(args.root, args.model, name, args.split)
         if (path / "results.jsonl").exists() or any(path.glob("*/results.jsonl")):
             out.append(table(path, RECIPES[name]))
-            runs.append(rep.RunRecords(name, _records(path, RECIPES[name])))
+            panels.append((rep.RunRecords(name, _records(path, RECIPES[name])), RECIPES[name]))
     text = "\n\n".join(out) or "(no runs yet)"
     print(text)
     if args.write and out:
         page = args.root / args.model / "README.md"
         page.write_text(tables_page(args.model, args.sets, text), encoding="utf-8")
-        print(f"wrote {page} and {chart(runs, page.parent / 'quality.png')}")
+        print(f"wrote {page} and {chart(panels, page.parent / 'quality.png')}")
     if args.png and out:
-        print(f"chart: {chart(runs, args.png)}")
+        print(f"chart: {chart(panels, args.png)}")
     return 0
 
 
