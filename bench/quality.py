@@ -19,6 +19,7 @@ and runs on those, so prompt and threshold work never sees a reported item.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import json
 import os
@@ -218,7 +219,7 @@ def _records(run_path: Path, recipe: Recipe) -> list[dict]:
     """The run's records scored by today's scoring (as ``searchain report --rescore``, with
     the golds of the recipe's data set: item ids are stable across subsets); a retriever
     comparison's arms relabelled as its methods."""
-    golds = {e.id: gold_of(e) for e in load_dataset(recipe.dataset)}
+    golds = {e.id: gold_of(e) for e in _examples(recipe.dataset)}
     if not recipe.arms:
         return rescore_records(rep.load([run_path])[0].records, golds)
     out = []
@@ -232,14 +233,22 @@ def _records(run_path: Path, recipe: Recipe) -> list[dict]:
 def _golds(recipe: Recipe) -> dict[str, Gold]:
     return {e.id: Gold(e.answers or ([e.label] if e.label else []),
                        tuple(p.get("title", "") for p in e.gold_passages))
-            for e in load_dataset(recipe.dataset)}  # fmt: skip
+            for e in _examples(recipe.dataset)}  # fmt: skip
 
 
-def table(run_path: Path, recipe: Recipe, seed: int = 0) -> str:
+@functools.cache
+def _examples(dataset: str) -> tuple:
+    """A data set read once per process: the scorer and the taxonomy both need its golds."""
+    return tuple(load_dataset(dataset))
+
+
+def table(run_path: Path, recipe: Recipe, seed: int = 0, run: list[dict] | None = None) -> str:
     """The Markdown section of one set's run: scores with CIs, the paper's numbers, paired
-    differences to the focus method, and the failure taxonomy."""
+    differences to the focus method, and the failure taxonomy. ``run``: its records, when the
+    caller has already read and scored them."""
+    run = _records(run_path, recipe) if run is None else run
     # the items every method answered
-    records = rep.paired(rep.RunRecords(run_path.name, _records(run_path, recipe))).records
+    records = rep.paired(rep.RunRecords(run_path.name, run)).records
     rows = {r.method: r for r in rep.summarize([rep.RunRecords(run_path.name, records)], seed)}
     scores = item_scores(records, recipe.metric)
     lines = [f"### {run_path.parent.name} / {run_path.name}: {recipe.metric}, "
@@ -291,8 +300,9 @@ def tables(args: argparse.Namespace) -> int:
     for name in args.sets.split(","):
         path = run_dir(args.root, args.model, name, args.split)
         if (path / "results.jsonl").exists() or any(path.glob("*/results.jsonl")):
-            out.append(table(path, RECIPES[name]))
-            panels.append((rep.RunRecords(name, _records(path, RECIPES[name])), RECIPES[name]))
+            records = _records(path, RECIPES[name])  # read and scored once for both
+            out.append(table(path, RECIPES[name], run=records))
+            panels.append((rep.RunRecords(name, records), RECIPES[name]))
     text = "\n\n".join(out) or "(no runs yet)"
     print(text)
     if args.write and out:
