@@ -168,6 +168,22 @@ def test_every_name_builds_and_ablations_are_configured(llm, index) -> None:
     assert (d["class"], d["k"], d["max_steps"], d["retriever"]) == ("ReAct", 2, 7, "BM25Index")
 
 
+def test_a_setting_added_later_keeps_earlier_run_manifests_valid(llm, index, tmp_path) -> None:
+    """A SearChain setting that did not exist when a run started is left out of the manifest
+    at the value that reproduces the old behaviour, so that run resumes; any other value is
+    recorded, so a run made with it is refused as another configuration."""
+    from searchain.eval.runner import RunConfigMismatch, prepare_run_dir
+
+    old = describe(build_method("searchain", llm, index, dedup="exact"))
+    assert "tracing_context" not in old  # "dialogue": what the chat form did before
+    new = describe(build_method("searchain", llm, index, dedup="exact", tracing_context="demos"))
+    assert new["tracing_context"] == "demos"
+    prepare_run_dir(tmp_path, {"method_config": {"searchain": old}})
+    prepare_run_dir(tmp_path, {"method_config": {"searchain": old}})  # resumes
+    with pytest.raises(RunConfigMismatch, match="method_config"):
+        prepare_run_dir(tmp_path, {"method_config": {"searchain": new}})
+
+
 def test_no_demo_comes_from_an_evaluated_data_set(data_dir) -> None:
     demo_questions = set()
     for name in ("direct", "cot", "self_ask", "react"):

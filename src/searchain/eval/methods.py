@@ -68,7 +68,14 @@ def describe(method: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"name": method.name, "class": type(method).__name__}
     config = getattr(method, "config", None)
     if dataclasses.is_dataclass(config) and not isinstance(config, type):
-        out.update(dataclasses.asdict(config))
+        # A setting added later is recorded only where it differs from what the code did
+        # before it existed (its field's metadata "before"): a run made before it was added
+        # resumes, a run that sets it otherwise is a different configuration.
+        values = dataclasses.asdict(config)
+        for f in dataclasses.fields(config):
+            if "before" in f.metadata and values[f.name] == f.metadata["before"]:
+                del values[f.name]
+        out.update(values)
     else:
         out.update(
             {

@@ -7,7 +7,7 @@ fidelity.md`` lists what still differs from the paper on purpose.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # The CoQ prompt of each task with IR (the paper's figures 9-12) ...
 TASKS = {
@@ -40,6 +40,14 @@ ANSWER_AFTER_FEEDBACK = ("llm", "reader")
 # * "unsolved" (the paper: its server sends every [Unsolved Query] line to completion);
 # * "answer" (this code's earlier behaviour): the answer wins and the node is verified.
 BOTH_TAGS = ("unsolved", "answer")
+# What a chat model sees when tracing writes the final content (the completion form always
+# traces from the CoQ prompt and the verified pairs):
+# * "dialogue" (this code's first chat form): the tracing turn follows the whole dialogue of
+#   the rounds, the model's latest chain included;
+# * "demos": the tracing turn follows only the CoQ instruction and its demos, so the verified
+#   pairs are the only account of the question the model sees (a stale chain's unverified
+#   answers cannot leak into the final content).
+TRACING_CONTEXTS = ("dialogue", "demos")
 
 
 @dataclass
@@ -61,6 +69,9 @@ class SearChainConfig:
     dedup_threshold: float = 0.97
     answer_after_feedback: str = "llm"  # see ANSWER_AFTER_FEEDBACK
     both_tags: str = "unsolved"  # see BOTH_TAGS
+    # see TRACING_CONTEXTS. metadata "before": what the code did before this setting existed;
+    # a run manifest leaves the setting out at that value, so earlier runs still resume.
+    tracing_context: str = field(default="dialogue", metadata={"before": "dialogue"})
 
     def validate(self) -> None:
         if self.task not in TASKS:
@@ -72,6 +83,10 @@ class SearChainConfig:
             )
         if self.both_tags not in BOTH_TAGS:
             raise ValueError(f"both_tags must be one of {BOTH_TAGS}, not {self.both_tags!r}")
+        if self.tracing_context not in TRACING_CONTEXTS:
+            raise ValueError(
+                f"tracing_context must be one of {TRACING_CONTEXTS}, not {self.tracing_context!r}"
+            )
         if self.r_max < 1:
             raise ValueError(f"r_max must be at least 1, not {self.r_max}")
 

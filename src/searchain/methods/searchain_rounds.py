@@ -10,7 +10,8 @@
   question are the user turn; each chain is an assistant turn; each feedback is a new user
   turn with the paper's message and the reference; the new chain is the next assistant turn;
   tracing is a last user turn asking for ``[Final Content]`` with ``[k]`` marks from the
-  verified pairs.
+  verified pairs, after the whole dialogue or (``tracing_context="demos"``) after the
+  instruction and demos alone.
 
 Both keep each round's prompt inside the model's context window when the backend can count
 tokens here: the earlier rounds are dropped first (first-round prompt, latest chain and its
@@ -91,7 +92,9 @@ class Rounds(Protocol):
         self, trace: Trace, path: list[Node], generated: str, fb: FeedbackText, max_tokens: int
     ) -> bool: ...
 
-    def trace_final(self, path: list[Node], max_tokens: int) -> CompletionResult: ...
+    def trace_final(
+        self, path: list[Node], max_tokens: int, context: str = "dialogue"
+    ) -> CompletionResult: ...
 
 
 @dataclass
@@ -147,7 +150,10 @@ class CompletionRounds:
         self.prompt = grown
         return True
 
-    def trace_final(self, path: list[Node], max_tokens: int) -> CompletionResult:
+    def trace_final(
+        self, path: list[Node], max_tokens: int, context: str = "dialogue"
+    ) -> CompletionResult:
+        # ``context`` is the chat form's choice: this form always traces from the demos.
         # The paper's tracing asks for [Final Content] from the verified [Query]-[Answer]
         # pairs. We show the pairs in the CoQ prompt's own format, right after its demos
         # (whose final contents cite [k] per step), so base models follow the format too.
@@ -217,10 +223,21 @@ class ChatRounds:
         self.messages = grown
         return True
 
-    def trace_final(self, path: list[Node], max_tokens: int) -> CompletionResult:
+    def demos(self) -> list[Message]:
+        """The CoQ instruction and demos without the question's own turn (the tracing turn
+        restates the question); a one-message prompt is kept whole (its demos are in it)."""
+        if len(self.first) > 1 and self.first[-1]["role"] == "user":
+            return self.first[:-1]
+        return list(self.first)
+
+    def trace_final(
+        self, path: list[Node], max_tokens: int, context: str = "dialogue"
+    ) -> CompletionResult:
         ask = prompts.messages(
             "searchain/tracing", question=self.question, pairs=render_pairs(path)
         )
+        if context == "demos":
+            return self.llm.chat([*self.demos(), *ask], max_tokens=max_tokens)
         reply: list[Message] = [{"role": "assistant", "content": self.last.strip()}]
         messages = [*self.messages, *reply, *ask] if self.last.strip() else [*self.messages, *ask]
         if chat_fits(self.llm, messages, max_tokens) is False:

@@ -30,12 +30,23 @@ def tracing(
     if not path:
         trace.errors.append("no verified query-answer pair to trace the answer from")
         return
-    result = rounds.trace_final(path, cfg.trace_max_tokens)
+    result = rounds.trace_final(path, cfg.trace_max_tokens, cfg.tracing_context)
     trace.usage.add(result.usage)
     text = result.text.strip() if form != "chat" else final_content_of(result.text)
     trace.meta["tracing_output"] = result.text
+    trace.meta["tracing_context"] = cfg.tracing_context if form == "chat" else "demos"
     if not text:
         trace.errors.append("tracing wrote no final content (its output is in meta)")
+    elif echoes_tracing_prompt(text):
+        # A small chat model may copy the tracing turn back instead of answering it; its
+        # "answer" would be prompt text. The verified path still holds the answer.
+        text = path_content(path)
+        trace.meta["tracing_fallback"] = "echo"
+        trace.errors.append(
+            "tracing copied its prompt instead of writing the final content "
+            "(kept in meta.tracing_output); the final content is the verified pairs' answers "
+            "and the answer is the last pair's"
+        )
     trace.references = references
     cites, errors = citations.resolve(text, references)
     # A node without a passage (retrieval found nothing) cannot support a sentence.
@@ -50,9 +61,36 @@ def tracing(
     trace.final_content = text
     trace.citations = [*cites, *added]
     trace.errors.extend(errors)
-    trace.answer = short_answer(written) if form == "chat" else extract_answer(text)
+    if trace.meta.get("tracing_fallback"):
+        trace.answer = _clean(path[-1].answer or "")
+    else:
+        trace.answer = short_answer(written) if form == "chat" else extract_answer(text)
     trace.meta["skc"] = skc(text, cites)  # what the LLM itself marked, as in the paper
     trace.meta["skc_with_post_hoc"] = skc(text, trace.citations)
+
+
+# Fixed text of the tracing turn (prompts/searchain/tracing*.txt) that a final content never
+# needs to say, and the pair tags a final content never carries.
+_ECHO = re.compile(
+    r"search engine has verified these|Write the \[Final Content\]|"
+    r"\[(?:Query|Answer|Unsolved Query) ?\d*\]:",
+    re.IGNORECASE,
+)
+
+
+def echoes_tracing_prompt(content: str) -> bool:
+    """Whether a final content restates the tracing turn (its instruction or the
+    ``[Query k]``/``[Answer k]`` pairs) instead of answering it."""
+    return bool(_ECHO.search(content))
+
+
+def _clean(answer: str) -> str:
+    return answer.strip().rstrip(".").strip()
+
+
+def path_content(path: list[Node]) -> str:
+    """A final content made of the verified answers, each marked with its pair's passage."""
+    return " ".join(f"{_clean(n.answer or '')} [{k}]." for k, n in enumerate(path, 1))
 
 
 def answer_from_content(trace: Trace, question: str, chain: Chain) -> None:

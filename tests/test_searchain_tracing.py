@@ -1,0 +1,141 @@
+"""SearChain's tracing step on an instruct model: what the model sees, and what happens when
+it copies the tracing turn back instead of answering it.
+
+The echoes checked here are real: Qwen2.5-Coder-1.5B-Instruct wrote them in the committed
+chat runs (``results/chat-hotpotqa/chat``); they are replayed through :func:`tracing`, and
+every other committed tracing output is checked not to be taken for one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from searchain.llm.base import LLM, GenerationParams, Message
+from searchain.methods.searchain import SearChain, SearChainConfig
+from searchain.methods.searchain_rounds import ChatRounds
+from searchain.methods.searchain_tracing import (
+    echoes_tracing_prompt,
+    final_content_of,
+    tracing,
+)
+from searchain.readers.llm_reader import LLMReader
+from searchain.retrieval import BM25Index, default_index
+from searchain.types import Completion, CompletionResult, Node, Trace
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+CHAT_RUN = RESULTS / "chat-hotpotqa" / "chat" / "results.jsonl"
+# The items of the committed chat run whose tracing reply restated the tracing turn.
+ECHOED = {"5abd94525542992ac4f382d2", "5a7166395542994082a3e814", "5ab3b0bf5542992ade7c6e39"}
+
+
+def _searchain_records(path: Path) -> list[dict]:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [r for r in rows if r["method"].startswith("searchain") and r.get("trace")]
+
+
+def _content(trace: dict) -> str:
+    out = trace["meta"].get("tracing_output", "")
+    return final_content_of(out) if trace["meta"].get("prompt_form") == "chat" else out.strip()
+
+
+class Replay(LLM):
+    """Answers every chat call with one recorded real reply; keeps the messages it got."""
+
+    backend = "replay"
+
+    def __init__(self, reply: str) -> None:
+        super().__init__("qwen2.5-coder-1.5b")
+        self.form, self.reply, self.sent = "chat", reply, []  # type: ignore[var-annotated]
+
+    def _complete(self, prompt: str, params: GenerationParams) -> CompletionResult:
+        raise AssertionError("a chat model's tracing is a chat call")
+
+    def _chat(self, messages: list[Message], params: GenerationParams) -> CompletionResult:
+        self.sent.append(messages)
+        return CompletionResult([Completion(self.reply)])
+
+
+def test_the_recorded_echoes_are_found_and_nothing_else_is() -> None:
+    chat = {r["id"] for r in _searchain_records(CHAT_RUN) if echoes_tracing_prompt(
+        _content(r["trace"]))}  # fmt: skip
+    assert chat == ECHOED
+    others = [
+        p for p in RESULTS.rglob("results.jsonl") if p != CHAT_RUN and "default-model" not in str(p)
+    ]
+    checked = 0
+    for path in others:
+        for r in _searchain_records(path):
+            if "tracing_output" in r["trace"]["meta"]:
+                checked += 1
+                assert not echoes_tracing_prompt(_content(r["trace"])), (path, r["id"])
+    assert checked > 50  # the HotpotQA quality runs and the completion-form runs
+
+
+@pytest.mark.parametrize("item", sorted(ECHOED))
+def test_an_echoed_tracing_reply_is_answered_from_the_verified_path(item: str) -> None:
+    record = next(r for r in _searchain_records(CHAT_RUN) if r["id"] == item)
+    recorded = Trace.from_dict(record["trace"])
+    nodes = {n.id: n for n in recorded.nodes}
+    path = [nodes[i] for i in recorded.meta["path"]]
+    reply = recorded.meta["tracing_output"]
+    llm = Replay(reply)
+    rounds = ChatRounds(llm, recorded.question, "searchain/coq_multihop")
+    trace = Trace(question=recorded.question, method="searchain")
+    tracing(trace, path, rounds, "chat", SearChainConfig())
+
+    answered = [n for n in path if n.answer]
+    assert trace.meta["tracing_fallback"] == "echo"
+    assert trace.meta["tracing_output"] == reply  # what the model wrote is kept
+    assert any("copied its prompt" in e for e in trace.errors)
+    assert trace.answer == answered[-1].answer.strip().rstrip(".").strip()
+    assert "search engine" not in trace.answer and "[Query" not in trace.final_content
+    # Each verified answer is a sentence marked with its pair's passage.
+    marks = {c.mark for c in trace.citations if c.passage_id}
+    assert marks == {k for k, n in enumerate(answered, 1) if n.passages}
+
+
+def _pairs() -> list[Node]:
+    return [Node("r1.1", "Who directed Jaws?", "Steven Spielberg", "ir-corrected", "q")]
+
+
+def test_tracing_after_the_demos_sends_no_round_of_the_dialogue() -> None:
+    llm = Replay("[Final Content]: Jaws was directed by Steven Spielberg [1]. So the answer "
+                 "is Steven Spielberg.")  # fmt: skip
+    rounds = ChatRounds(llm, "Who directed Jaws?", "searchain/coq_multihop")
+    rounds.messages = [*rounds.messages, {"role": "assistant", "content": "[Query 1]: stale"}]
+    rounds.last = "[Query 1]: Who directed Jaws?\n[Answer 1]: George Lucas."
+    rounds.trace_final(_pairs(), 64, "demos")
+    rounds.trace_final(_pairs(), 64, "dialogue")
+    demos, dialogue = llm.sent
+    assert demos[:-1] == rounds.first[:-1]  # system + the demo turns, not the question's turn
+    assert demos[-1]["role"] == "user" and "Steven Spielberg" in demos[-1]["content"]
+    assert not any("George Lucas" in m["content"] or "stale" in m["content"] for m in demos)
+    assert any("George Lucas" in m["content"] for m in dialogue)  # the latest chain is there
+
+
+def test_an_unknown_tracing_context_is_refused() -> None:
+    with pytest.raises(ValueError, match="tracing_context"):
+        SearChainConfig(tracing_context="everything").validate()
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> BM25Index:
+    return default_index(cache_dir=tmp_path_factory.mktemp("cache"))
+
+
+@pytest.mark.slow
+def test_real_chat_searchain_traces_after_the_demos(chat_llm, index, hotpot) -> None:
+    method = SearChain(chat_llm, index, LLMReader(chat_llm),
+                       SearChainConfig(r_max=2, tracing_context="demos"))  # fmt: skip
+    trace = method.run(hotpot[1]["question_text"])
+    assert trace.meta["tracing_context"] == "demos"
+    assert trace.answer.strip() and trace.final_content.strip()
+    if trace.meta.get("tracing_fallback"):
+        assert any("copied its prompt" in e for e in trace.errors)
+    else:
+        assert not echoes_tracing_prompt(trace.final_content)
+    refs = {p.id for p in trace.references}
+    assert all(c.passage_id in refs for c in trace.citations if c.passage_id)
