@@ -1,0 +1,135 @@
+"""Judge a method change on tune items: the paired difference it makes, before it touches a
+reported run.
+
+A change (an option, a prompt, a threshold) is run on the quality bench's tune split — the
+data set's items outside the reported seed-0 subsample of 50 — next to the unchanged
+method on the same items, each in its own resumable run directory
+``results/quality/<model>/tune/<set>-<name>/``. ``compare`` prints each run's score with its
+95 % bootstrap interval, the paired difference variant − baseline with its interval and the
+items won and lost, the failure taxonomy of both, and every item whose answer changed.
+
+    SEARCHAIN_THREADS=1 .venv/bin/python bench/tune.py run --set hotpotqa --name searchain
+    SEARCHAIN_THREADS=1 .venv/bin/python bench/tune.py run --set hotpotqa --name demos \\
+        -O searchain.tracing_context=demos
+    .venv/bin/python bench/tune.py compare --set hotpotqa searchain demos
+
+Round calls that a variant shares with its baseline come from the LLM call cache, so a
+change to a late step (tracing, say) costs only that step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from quality import RECIPES, RESULTS, _golds, _index_for, _records, tune_split  # noqa: E402
+
+from searchain.eval import report as rep  # noqa: E402
+from searchain.eval.compare import item_scores, paired_difference  # noqa: E402
+from searchain.eval.taxonomy import markdown, tabulate  # noqa: E402
+
+REPORTED = 50  # the reported subsample the tune split leaves out (bench/quality.py --limit)
+
+
+def tune_dir(root: Path, model: str, name: str, variant: str) -> Path:
+    return root / model / "tune" / f"{name}-{variant}"
+
+
+def run(args: argparse.Namespace) -> int:
+    recipe = RECIPES[args.set]
+    split = tune_split(recipe, REPORTED, args.root)
+    out = tune_dir(args.root, args.model, args.set, args.name)
+    options = [x for o in args.option for x in ("-O", o)]
+    cmd = [str(ROOT / ".venv/bin/searchain"), "eval", "--dataset", str(split),
+           "--methods", args.methods, "--limit", str(args.limit), "--seed", "0",
+           "--model", args.model, "--api", args.api, "--concurrency", "1", "--out", str(out),
+           *_index_for(recipe, args.root), *recipe.eval_args, *options]  # fmt: skip
+    print("$", " ".join(cmd), flush=True)
+    env = {**os.environ, "SEARCHAIN_THREADS": os.environ.get("SEARCHAIN_THREADS", "1")}
+    return subprocess.run(cmd, check=False, env=env).returncode
+
+
+def compare_text(root: Path, model: str, name: str, base: str, variant: str,
+                 methods: list[str] | None = None, seed: int = 0) -> str:  # fmt: skip
+    """The Markdown comparison of two tune runs of the same set, on the items both have."""
+    recipe = RECIPES[name]
+    runs = {v: _records(tune_dir(root, model, name, v), recipe) for v in (base, variant)}
+    shared = set.intersection(*({(r["method"], r["id"]) for r in rs} for rs in runs.values()))
+    if methods:
+        shared = {(m, i) for m, i in shared if m in methods}
+    kept = {v: [r for r in rs if (r["method"], r["id"]) in shared] for v, rs in runs.items()}
+    lines = [f"### {name} tune items: {variant} vs {base} ({recipe.metric})", "",
+             f"| method | items | {base} (95 % CI) | {variant} (95 % CI) | "
+             f"paired Δ {variant} − {base} (95 % CI) | wins / losses |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    rows = {v: {r.method: r for r in rep.summarize([rep.RunRecords(v, rs)], seed)}
+            for v, rs in kept.items()}  # fmt: skip
+    for method in sorted({m for m, _ in shared}):
+        scores = {
+            v: item_scores([r for r in kept[v] if r["method"] == method], recipe.metric)[method]
+            for v in kept
+        }
+        diff = paired_difference(scores, variant, base, recipe.metric, seed=seed)
+        if diff is None:
+            continue
+        star = " *" if diff.significant else ""
+        cells = [str(rows[v][method].metrics.get(recipe.metric, "–")) for v in (base, variant)]
+        lines.append(f"| {method} | {diff.items} | {cells[0]} | {cells[1]} | {diff}{star} | "
+                     f"{diff.wins} / {diff.losses} |")  # fmt: skip
+    golds = _golds(recipe)
+    for v in (base, variant):
+        lines += ["", f"Failure taxonomy, {v}:", "",
+                  markdown(tabulate(kept[v], golds, recipe.metric)).rstrip()]  # fmt: skip
+    answers = {v: {(r["method"], r["id"]): r for r in rs} for v, rs in kept.items()}
+    changed = []
+    for key in sorted(shared):
+        a, b = answers[base][key], answers[variant][key]
+        ta, tb = (x.get("trace") or {} for x in (a, b))
+        if ta.get("answer") != tb.get("answer"):
+            sa = (a.get("metrics") or {}).get(recipe.metric, 0)
+            sb = (b.get("metrics") or {}).get(recipe.metric, 0)
+            gold = ", ".join(golds[key[1]].answers) if key[1] in golds else "?"
+            changed.append(f"| {key[0]} | {key[1]} | {ta.get('answer')!r} ({sa:g}) | "
+                           f"{tb.get('answer')!r} ({sb:g}) | {gold} |")  # fmt: skip
+    lines += ["", f"Answers that changed ({len(changed)}):", "",
+              f"| method | item | {base} | {variant} | gold |", "|---|---|---|---|---|",
+              *changed]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("command", choices=("run", "compare"))
+    p.add_argument("runs", nargs="*", help="compare: BASELINE VARIANT (their --name)")
+    p.add_argument("--set", default="hotpotqa", help=f"of {', '.join(RECIPES)}")
+    p.add_argument("--name", default="searchain", help="run: this variant's name")
+    p.add_argument("--methods", default="searchain")
+    p.add_argument("--model", default="qwen2.5-coder-1.5b")
+    p.add_argument("--api", default="auto")
+    p.add_argument("--limit", type=int, default=20, help="tune items (seed-0 subsample)")
+    p.add_argument("-O", "--option", action="append", default=[],
+                   help="run: METHOD.KEY=VALUE, as searchain eval -O")  # fmt: skip
+    p.add_argument("--root", type=Path, default=RESULTS)
+    p.add_argument("--out", type=Path, default=None, help="compare: also write it here")
+    args = p.parse_intermixed_args(argv)
+    if args.command == "run":
+        return run(args)
+    if len(args.runs) != 2:
+        p.error("compare needs two run names: BASELINE VARIANT")
+    text = compare_text(args.root, args.model, args.set, *args.runs,
+                        methods=args.methods.split(","))  # fmt: skip
+    print(text)
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
