@@ -7,7 +7,14 @@ answer of step k) retrieves its top-1 passage by BM25 over the MuSiQue corpus; t
 answers; "correct" means the gold answer (or an alias for the last step) is contained in the
 reader's answer. Prints the F1 for each candidate θ and the best one.
 
-    .venv/bin/python scripts/calibrate_llm_reader.py [--llm local] [--limit 100]
+θ belongs to a reader *and its model*: each model's log-probabilities have their own scale.
+``--items tune`` (the default) calibrates on the MuSiQue questions outside the quality
+bench's reported subsample (the seed-0 50 of ``bench/quality.py``), so a θ chosen here never
+saw a reported item; ``--items all`` takes the first ``--limit`` questions, as the Gemma θ of
+−1.3 was calibrated. ``--out`` keeps every sub-question's verdict (JSON Lines, resumable).
+
+    .venv/bin/python scripts/calibrate_llm_reader.py [--llm local] [--model NAME] \
+        [--items tune|all] [--limit 100] [--out FILE.jsonl]
 """
 
 from __future__ import annotations
@@ -39,27 +46,64 @@ def sub_questions(item: dict) -> list[tuple[str, list[str]]]:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--llm", default="local")
-    ap.add_argument("--limit", type=int, default=100)
-    args = ap.parse_args()
-    items = json.loads((DATA / "musique_train.json").read_text())[: args.limit]
+def musique_items(which: str, limit: int) -> list[dict]:
+    items = json.loads((DATA / "musique_train.json").read_text())
+    if which == "all":
+        return items[:limit]
+    from searchain.eval.datasets import load_dataset
+
+    reported = {e.id for e in load_dataset("musique", limit=50, seed=0)}
+    return [i for i in items if i["id"] not in reported][:limit]
+
+
+def verdicts(args: argparse.Namespace) -> list[dict]:
+    """Every sub-question's reader verdict, read back from ``--out`` where it has one."""
+    done: dict[str, dict] = {}
+    out = Path(args.out) if args.out else None
+    if out and out.exists():
+        for line in out.read_text().splitlines():
+            if line.strip():
+                row = json.loads(line)
+                done[row["key"]] = row
+    todo = [(f"{item['id']}#{k}", q, golds)
+            for item in musique_items(args.items, args.limit)
+            for k, (q, golds) in enumerate(sub_questions(item))]  # fmt: skip
+    if all(key in done for key, _, _ in todo):
+        return [done[key] for key, _, _ in todo]
     with tempfile.TemporaryDirectory() as tmp:
         index = BM25Index.build(
             read_corpus(DATA / "musique_train_corpus.json", "json", max_words=None),
             Path(tmp) / "idx",
             show_progress=False,
         )
-        reader = LLMReader(make_llm(args.llm))
-        conf, correct = [], []
-        for item in items:
-            for q, golds in sub_questions(item):
-                passage = index.search(q, k=1)[0]
-                out = reader.read(q, passage)
-                conf.append(out.confidence)
-                correct.append(any(contains_answer(out.answer, g) for g in golds))
-    c, y = np.array(conf), np.array(correct)
+        kwargs = {"model": args.model} if args.model else {}
+        reader = LLMReader(make_llm(args.llm, **kwargs))
+        for key, q, golds in todo:
+            if key in done:
+                continue
+            passage = index.search(q, k=1)[0]
+            got = reader.read(q, passage)
+            row = {"key": key, "question": q, "golds": golds, "answer": got.answer,
+                   "confidence": got.confidence, "passage": passage.id,
+                   "correct": any(contains_answer(got.answer, g) for g in golds)}  # fmt: skip
+            done[key] = row
+            if out:
+                with out.open("a") as f:
+                    f.write(json.dumps(row) + "\n")
+    return [done[key] for key, _, _ in todo]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--llm", default="local")
+    ap.add_argument("--model", default=None, help="e.g. qwen2.5-coder-1.5b")
+    ap.add_argument("--items", choices=("tune", "all"), default="tune")
+    ap.add_argument("--limit", type=int, default=100)
+    ap.add_argument("--out", default=None, help="keep each verdict here (resumable)")
+    args = ap.parse_args()
+    rows = verdicts(args)
+    c = np.array([r["confidence"] for r in rows])
+    y = np.array([r["correct"] for r in rows])
     print(
         f"{len(c)} sub-questions; reader correct on {y.mean():.1%}; "
         f"ungrounded answers {np.mean(c == UNGROUNDED):.1%}"

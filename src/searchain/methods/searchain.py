@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from searchain import prompts
 from searchain.events import emit
@@ -55,10 +55,10 @@ from searchain.methods.searchain_tracing import (
     skc,
     tracing,
 )
-from searchain.readers.base import Reader, ReaderOutput
+from searchain.readers.base import UNGROUNDED, Reader, ReaderOutput
 from searchain.readers.similarity import QueryMemory
 from searchain.retrieval.base import Retriever
-from searchain.text import contains_answer, rouge_l
+from searchain.text import contains_answer, normalize_answer, rouge_l
 from searchain.types import Node, Passage, Trace
 
 __all__ = [
@@ -75,6 +75,12 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+
+def repeats_query(answer: str, query: str) -> bool:
+    """Whether ``answer`` is words the query itself says (normalised, whole words)."""
+    a = normalize_answer(answer)
+    return bool(a) and f" {a} " in f" {normalize_answer(query)} "
 
 
 @dataclass
@@ -197,6 +203,7 @@ class SearChain:
             dedup_threshold=cfg.dedup_threshold,
             answer_after_feedback=cfg.answer_after_feedback,
             both_tags=cfg.both_tags,
+            answer_in_query=cfg.answer_in_query,
             both_tag_nodes=sum(1 for n in trace.nodes if n.meta.get("both_tags")),
             feedback=state.feedback_log,
             path=[n.id for n in state.path],
@@ -279,6 +286,9 @@ class SearChain:
             state.trace.usage.add(out.usage)
         node.meta["reader"] = out.to_dict()
         node.passages = hits
+        if cfg.answer_in_query == "ignore" and repeats_query(out.answer, node.query):
+            node.meta["reader"]["set_aside"] = "the answer repeats the query"
+            out = replace(out, answer="", confidence=UNGROUNDED)
         if unsolved:
             if cfg.completion and out.answer:
                 return Feedback(node, "complete", out, top)

@@ -48,6 +48,12 @@ BOTH_TAGS = ("unsolved", "answer")
 #   pairs are the only account of the question the model sees (a stale chain's unverified
 #   answers cannot leak into the final content).
 TRACING_CONTEXTS = ("dialogue", "demos")
+# A reader answer that the node's own query already says ("What county borders McDowell
+# County?" -> "McDowell County") names the question's entity, not its answer:
+# * "accept" (the paper, and this code before): it is g like any other;
+# * "ignore": it is no answer — it neither corrects the LLM nor completes an unsolved node
+#   (the reader's verdict stays in the node's meta, with why it was set aside).
+ANSWER_IN_QUERY = ("accept", "ignore")
 
 
 @dataclass
@@ -72,6 +78,7 @@ class SearChainConfig:
     # see TRACING_CONTEXTS. metadata "before": what the code did before this setting existed;
     # a run manifest leaves the setting out at that value, so earlier runs still resume.
     tracing_context: str = field(default="dialogue", metadata={"before": "dialogue"})
+    answer_in_query: str = field(default="accept", metadata={"before": "accept"})
 
     def validate(self) -> None:
         if self.task not in TASKS:
@@ -86,6 +93,10 @@ class SearChainConfig:
         if self.tracing_context not in TRACING_CONTEXTS:
             raise ValueError(
                 f"tracing_context must be one of {TRACING_CONTEXTS}, not {self.tracing_context!r}"
+            )
+        if self.answer_in_query not in ANSWER_IN_QUERY:
+            raise ValueError(
+                f"answer_in_query must be one of {ANSWER_IN_QUERY}, not {self.answer_in_query!r}"
             )
         if self.r_max < 1:
             raise ValueError(f"r_max must be at least 1, not {self.r_max}")
