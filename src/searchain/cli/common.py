@@ -37,6 +37,15 @@ RetrieverOpt = Annotated[
         "llm-url:base=http://127.0.0.1:8765,m=5,shots=0",
     ),
 ]
+ReuseOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="Start this new run with another run's finished records of the methods whose "
+        "settings did not change (same data, items, model, retriever, index): after changing "
+        "one method's setting, only that method runs again.",
+        show_default=False,
+    ),
+]
 ToolsOpt = Annotated[
     Path | None,
     typer.Option(

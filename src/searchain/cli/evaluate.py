@@ -16,6 +16,7 @@ from searchain.cli.common import (
     NliOpt,
     ReferenceOpt,
     RetrieverOpt,
+    ReuseOpt,
     ToolsOpt,
     console,
     err,
@@ -76,6 +77,7 @@ def eval_(
     nli: NliOpt = None,
     reference: ReferenceOpt = None,
     option: MethodOpt = None,
+    reuse_from: ReuseOpt = None,
     retry_failed: Annotated[
         bool,
         typer.Option(
@@ -202,6 +204,14 @@ def eval_(
         fail(str(e))
     for change in changes:  # resumed, but its finished items may not compare with new ones
         err.print(f"[yellow]warning: resuming {out}: {change}[/yellow]")
+    if reuse_from is not None:
+        from searchain.eval.reuse import ReuseRefused, reuse_records
+
+        try:
+            reused = reuse_records(reuse_from, out, config, environment)
+        except ReuseRefused as e:
+            fail(str(e))
+        err.print(f"reused from {reuse_from}: {reused or 'nothing'}")
     from searchain.scoring.alce import alce_gold, alce_scores
 
     items = [Item(e.id, e.question, {"answers": e.answers, "label": e.label, "task": e.task,
