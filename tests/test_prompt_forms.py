@@ -100,6 +100,14 @@ def test_chat_template_errors_are_clear(tmp_path: Path) -> None:
             "The woman who portrayed Corliss Archer in the film Kiss and Tell was held by the "
             "Governor of Ontario",
         ),
+        # Qwen2.5-Coder-1.5B's tracing reply on a HotpotQA tune item: the "!" in the quoted
+        # title does not end the answer ("Hey Pa" was taken before).
+        (
+            '[1] "Hey Pa! There\'s a Goat on the Roof" was released in 1966.\n[2] "Poleconomy" '
+            'was released in 1980.\nSo the answer is "Hey Pa! There\'s a Goat on the Roof".',
+            "Hey Pa! There's a Goat on the Roof",
+        ),
+        ("So the answer is “Who? What?”. Later text.", "Who? What?"),
     ],
 )
 def test_short_answer_reads_chat_habits(reply: str, short: str) -> None:

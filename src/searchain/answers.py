@@ -37,7 +37,11 @@ _ABBREVIATIONS = {"dr", "mr", "mrs", "ms", "st", "jr", "sr", "inc", "co", "ltd",
 def _first_sentence(text: str) -> str:
     line = text.strip().split("\n", 1)[0]
     for m in re.finditer(r"[.!?](?:\s|$)", line):
-        word = re.search(r"(\w+)$", line[: m.start()])
+        before = line[: m.start()]
+        # A title in quotes ("Hey Pa! There's a Goat on the Roof") does not end at its "!".
+        if before.count('"') % 2 or before.count("“") > before.count("”"):
+            continue
+        word = re.search(r"(\w+)$", before)
         # "U.S." and "Dr. No" do not end a sentence.
         if word and (len(word.group(1)) == 1 or word.group(1).lower() in _ABBREVIATIONS):
             continue
