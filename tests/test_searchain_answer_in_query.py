@@ -81,6 +81,8 @@ def test_repeats_query_is_whole_words_after_normalisation() -> None:
     assert repeats_query("the McDowell County", QUERY)
     assert not repeats_query("Dowell", QUERY) and not repeats_query("", QUERY)
     assert not repeats_query("Wyoming County", QUERY)
+    # Recorded on a tune item: a choice query names its answer.
+    assert not repeats_query("Ibn Arabi", "Who was born first Mahbub ul Haq or Ibn Arabi?")
 
 
 def test_an_unknown_setting_is_refused() -> None:

@@ -78,9 +78,10 @@ log = logging.getLogger(__name__)
 
 
 def repeats_query(answer: str, query: str) -> bool:
-    """Whether ``answer`` is words the query itself says (normalised, whole words)."""
-    a = normalize_answer(answer)
-    return bool(a) and f" {a} " in f" {normalize_answer(query)} "
+    """Whether ``answer`` is words the query itself says (normalised, whole words). A choice
+    query ("Who was born first, X or Y?") names its answer, so it never counts."""
+    a, q = normalize_answer(answer), normalize_answer(query)
+    return bool(a) and f" {a} " in f" {q} " and " or " not in f" {q} "
 
 
 @dataclass
