@@ -71,7 +71,8 @@ class Recipe:
     arms: tuple[tuple[str, tuple[str, ...]], ...] = ()
     also: tuple[str, ...] = ()  # more metrics to show, one column each
     # "cc-facts": the paper's 5 categories (limit/5 items each, seed 0) and, for the search
-    # tool, a BM25 index of the data set's single-hop facts (scripts/rebel_cc_table.py)
+    # tool, a BM25 index of the data set's single-hop facts (scripts/rebel_cc_table.py);
+    # "sqa-facts": a BM25 index of StrategyQA's annotated facts (strategyqa_facts_index)
     prepare: str | None = None
 
 
@@ -85,7 +86,7 @@ RECIPES: dict[str, Recipe] = {
                       corpus="musique/musique_train_corpus.json"),
     "strategyqa": Recipe("strategyqa", ("direct-prompting", "retrieve-read", "searchain"),
                          "accuracy", "searchain", {"retrieve-read": 66.78, "searchain": 76.95},
-                         "SearChain Table 1 (cover-EM of the label)"),
+                         "SearChain Table 1 (cover-EM of the label)", prepare="sqa-facts"),
     "fever": Recipe("fever", ("direct-prompting", "retrieve-read", "searchain"), "accuracy",
                     "searchain", {"retrieve-read": 78.25, "searchain": 81.15},
                     "SearChain Table 1 (cover-EM of the label)"),
@@ -149,8 +150,28 @@ def tune_split(recipe: Recipe, limit: int, root: Path | None = None) -> Path:
     return out
 
 
+def strategyqa_facts_index(root: Path) -> Path:
+    """A BM25 index of every StrategyQA question's annotated facts (one passage per fact,
+    titled by the question's term): the offline stand-in for the paper's Wikipedia, as the
+    pooled contexts are for HotpotQA — each question's evidence among all the others'."""
+    out = root / "indexes" / "strategyqa-facts"
+    if out.is_dir() and any(out.iterdir()):
+        return out
+    rows = json.loads((DATA / "strategyqa" / "strategyqa_dev.json").read_text(encoding="utf-8"))
+    corpus = root / "indexes" / "strategyqa-facts.jsonl"
+    corpus.parent.mkdir(parents=True, exist_ok=True)
+    corpus.write_text("".join(
+        json.dumps({"id": f"{r['qid']}-{i}", "title": r["term"], "text": fact}) + "\n"
+        for r in rows for i, fact in enumerate(r["facts"])), encoding="utf-8")  # fmt: skip
+    subprocess.run([str(ROOT / ".venv/bin/searchain"), "index", str(corpus), "--out", str(out)],
+                   check=True)  # fmt: skip
+    return out
+
+
 def _prepared(recipe: Recipe, root: Path, limit: int) -> tuple[str | None, list[str]]:
     """A recipe's own item file and eval arguments (None, []: the named data set as is)."""
+    if recipe.prepare == "sqa-facts":
+        return None, ["--index", str(strategyqa_facts_index(root))]
     if recipe.prepare != "cc-facts":
         return None, []
     spec = importlib.util.spec_from_file_location("rebel_cc", ROOT / "scripts/rebel_cc_table.py")

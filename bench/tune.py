@@ -29,7 +29,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from quality import RECIPES, RESULTS, _golds, _index_for, _records, tune_split  # noqa: E402
+from quality import (  # noqa: E402
+    RECIPES,
+    RESULTS,
+    _golds,
+    _index_for,
+    _prepared,
+    _records,
+    tune_split,
+)
 
 from searchain.eval import report as rep  # noqa: E402
 from searchain.eval.compare import item_scores, paired_difference  # noqa: E402
@@ -50,10 +58,11 @@ def run(args: argparse.Namespace) -> int:
     split = tune_split(recipe, REPORTED, args.root)
     out = tune_dir(args.root, args.model, args.set, args.name)
     options = [x for o in args.option for x in ("-O", o)]
+    _, prepared = _prepared(recipe, args.root, REPORTED)  # its search index, if it has one
     cmd = [str(ROOT / ".venv/bin/searchain"), "eval", "--dataset", str(split),
            "--methods", args.methods, "--limit", str(args.limit), "--seed", "0",
            "--model", args.model, "--api", args.api, "--concurrency", "1", "--out", str(out),
-           *_index_for(recipe, args.root), *recipe.eval_args, *options]  # fmt: skip
+           *_index_for(recipe, args.root), *prepared, *recipe.eval_args, *options]  # fmt: skip
     print("$", " ".join(cmd), flush=True)
     env = {**os.environ, "SEARCHAIN_THREADS": os.environ.get("SEARCHAIN_THREADS", "1")}
     return subprocess.run(cmd, check=False, env=env).returncode

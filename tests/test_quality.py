@@ -158,6 +158,23 @@ def test_tune_split_holds_no_reported_item(tmp_path: Path, monkeypatch: pytest.M
     assert len(tune) == 400 and not tune & reported
 
 
+def test_strategyqa_searches_the_pooled_annotated_facts(tmp_path: Path) -> None:
+    """StrategyQA's knowledge source: one passage per annotated fact of every question, so a
+    question's own evidence sits among the other questions' facts, found by BM25."""
+    from searchain.retrieval import BM25Index
+
+    bench = _bench()
+    assert bench.RECIPES["strategyqa"].prepare == "sqa-facts"
+    index = BM25Index.load(bench.strategyqa_facts_index(tmp_path))
+    rows = json.loads((bench.DATA / "strategyqa" / "strategyqa_dev.json").read_text())
+    assert len(index) == sum(len(r["facts"]) for r in rows) == 594
+    first = rows[0]  # "Will the Albany in Georgia reach a hundred thousand occupants ...?"
+    top = index.search(first["question"], k=2)
+    assert {p.text for p in top} == set(first["facts"])
+    assert {p.title for p in top} == {first["term"]}
+    assert bench.strategyqa_facts_index(tmp_path) == tmp_path / "indexes" / "strategyqa-facts"
+
+
 @pytest.mark.slow
 def test_bench_runs_a_resumable_eval_with_the_embedded_model(tmp_path: Path) -> None:
     """End to end with the real Gemma model: one item, two methods; the second run resumes
