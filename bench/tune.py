@@ -12,6 +12,7 @@ items won and lost, the failure taxonomy of both, and every item whose answer ch
     SEARCHAIN_THREADS=1 .venv/bin/python bench/tune.py run --set hotpotqa --name demos \\
         -O searchain.tracing_context=demos
     .venv/bin/python bench/tune.py compare --set hotpotqa searchain demos
+    .venv/bin/python bench/tune.py page --write      # the committed page of comparisons
 
 Round calls that a variant shares with its baseline come from the LLM call cache, so a
 change to a late step (tracing, say) costs only that step.
@@ -117,9 +118,34 @@ def compare_text(root: Path, model: str, name: str, base: str, variant: str,
     return "\n".join(lines) + "\n"
 
 
+# The comparisons on the committed tune page: (set, baseline, variant, what the variant is).
+PAGE = (
+    ("hotpotqa", "searchain", "paper",
+     "the paper's defaults, re-run after two fixes that make no LLM call (a tracing reply that "
+     "copies its prompt is answered from the verified path; a quoted answer is not cut at its "
+     "'!'); the baseline `searchain` ran before them, so only those two steps differ"),
+    ("hotpotqa", "paper", "demos", "`-O searchain.tracing_context=demos`"),
+    ("hotpotqa", "paper", "aiq", "`-O searchain.answer_in_query=ignore`"),
+)  # fmt: skip
+
+
+def page_text(root: Path, model: str) -> str:
+    """``results/quality/<model>/tune/README.md``: every comparison of :data:`PAGE`."""
+    how = f"`.venv/bin/python bench/tune.py page --model {model} --write`"
+    parts = [f"# Tune-split comparisons of {model}", "",
+             "Each change judged on the tune items (the data set's items outside the reported "
+             "seed-0 subsample of 50; 20 of them) by the paired difference it makes, before "
+             f"any reported run uses it. Regenerate with {how}; runs: `bench/tune.py run` "
+             "(see its docstring)."]  # fmt: skip
+    for name, base, variant, what in PAGE:
+        parts += ["", f"**{variant}**: {what}.", "",
+                  compare_text(root, model, name, base, variant).rstrip()]  # fmt: skip
+    return "\n".join(parts) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("command", choices=("run", "compare"))
+    p.add_argument("command", choices=("run", "compare", "page"))
     p.add_argument("runs", nargs="*", help="compare: BASELINE VARIANT (their --name)")
     p.add_argument("--set", default="hotpotqa", help=f"of {', '.join(RECIPES)}")
     p.add_argument("--name", default="searchain", help="run: this variant's name")
@@ -131,9 +157,16 @@ def main(argv: list[str] | None = None) -> int:
                    help="run: METHOD.KEY=VALUE, as searchain eval -O")  # fmt: skip
     p.add_argument("--root", type=Path, default=RESULTS)
     p.add_argument("--out", type=Path, default=None, help="compare: also write it here")
+    p.add_argument("--write", action="store_true", help="page: write <root>/<model>/tune/README.md")
     args = p.parse_intermixed_args(argv)
     if args.command == "run":
         return run(args)
+    if args.command == "page":
+        text = page_text(args.root, args.model)
+        print(text)
+        if args.write:
+            (args.root / args.model / "tune" / "README.md").write_text(text, encoding="utf-8")
+        return 0
     if len(args.runs) != 2:
         p.error("compare needs two run names: BASELINE VARIANT")
     text = compare_text(args.root, args.model, args.set, *args.runs,
