@@ -29,6 +29,9 @@ RESULTS = Path(__file__).resolve().parents[1] / "results"
 CHAT_RUN = RESULTS / "chat-hotpotqa" / "chat" / "results.jsonl"
 # The items of the committed chat run whose tracing reply restated the tracing turn.
 ECHOED = {"5abd94525542992ac4f382d2", "5a7166395542994082a3e814", "5ab3b0bf5542992ade7c6e39"}
+# The same replies in the other committed runs made before the fallback existed: the same
+# three questions among the demo questions, and one HotpotQA tune item.
+ECHOED_ELSEWHERE = ECHOED | {"5a8e3dc05542995085b37401"}
 
 
 def _searchain_records(path: Path) -> list[dict]:
@@ -62,16 +65,20 @@ def test_the_recorded_echoes_are_found_and_nothing_else_is() -> None:
     chat = {r["id"] for r in _searchain_records(CHAT_RUN) if echoes_tracing_prompt(
         _content(r["trace"]))}  # fmt: skip
     assert chat == ECHOED
-    others = [
-        p for p in RESULTS.rglob("results.jsonl") if p != CHAT_RUN and "default-model" not in str(p)
-    ]
-    checked = 0
-    for path in others:
+    checked, fallbacks = 0, 0
+    for path in RESULTS.rglob("results.jsonl"):
         for r in _searchain_records(path):
-            if "tracing_output" in r["trace"]["meta"]:
-                checked += 1
-                assert not echoes_tracing_prompt(_content(r["trace"])), (path, r["id"])
+            meta = r["trace"]["meta"]
+            if "tracing_output" not in meta:
+                continue
+            checked += 1
+            if meta.get("tracing_fallback") == "echo":  # made with the fallback: recorded
+                fallbacks += 1
+                assert echoes_tracing_prompt(final_content_of(meta["tracing_output"]))
+            elif echoes_tracing_prompt(_content(r["trace"])):
+                assert r["id"] in ECHOED_ELSEWHERE, (path, r["id"])
     assert checked > 50  # the HotpotQA quality runs and the completion-form runs
+    assert fallbacks >= 1  # the tune item's echo, answered from the path since the fix
 
 
 @pytest.mark.parametrize("item", sorted(ECHOED))
@@ -109,7 +116,9 @@ def test_tracing_after_the_demos_sends_no_round_of_the_dialogue() -> None:
     rounds.last = "[Query 1]: Who directed Jaws?\n[Answer 1]: George Lucas."
     rounds.trace_final(_pairs(), 64, "demos")
     rounds.trace_final(_pairs(), 64, "dialogue")
-    demos, dialogue = llm.sent
+    rounds.trace_final(_pairs(), 64, "alone")
+    demos, dialogue, alone = llm.sent
+    assert alone == demos[-1:]  # the tracing turn and nothing else
     assert demos[:-1] == rounds.first[:-1]  # system + the demo turns, not the question's turn
     assert demos[-1]["role"] == "user" and "Steven Spielberg" in demos[-1]["content"]
     assert not any("George Lucas" in m["content"] or "stale" in m["content"] for m in demos)

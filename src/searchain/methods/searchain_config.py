@@ -46,8 +46,10 @@ BOTH_TAGS = ("unsolved", "answer")
 #   the rounds, the model's latest chain included;
 # * "demos": the tracing turn follows only the CoQ instruction and its demos, so the verified
 #   pairs are the only account of the question the model sees (a stale chain's unverified
-#   answers cannot leak into the final content).
-TRACING_CONTEXTS = ("dialogue", "demos")
+#   answers cannot leak into the final content);
+# * "alone": the tracing turn is the whole conversation (neither a stale chain nor the demos'
+#   answers — "First for Women" — can leak into it).
+TRACING_CONTEXTS = ("dialogue", "demos", "alone")
 # A reader answer that the node's own query already says ("What county borders McDowell
 # County?" -> "McDowell County") names the question's entity, not its answer:
 # * "accept" (the paper, and this code before): it is g like any other;

@@ -236,8 +236,9 @@ class ChatRounds:
         ask = prompts.messages(
             "searchain/tracing", question=self.question, pairs=render_pairs(path)
         )
-        if context == "demos":
-            return self.llm.chat([*self.demos(), *ask], max_tokens=max_tokens)
+        if context in ("demos", "alone"):
+            before = self.demos() if context == "demos" else []
+            return self.llm.chat([*before, *ask], max_tokens=max_tokens)
         reply: list[Message] = [{"role": "assistant", "content": self.last.strip()}]
         messages = [*self.messages, *reply, *ask] if self.last.strip() else [*self.messages, *ask]
         if chat_fits(self.llm, messages, max_tokens) is False:
