@@ -125,6 +125,7 @@ PAGE = (
      "copies its prompt is answered from the verified path; a quoted answer is not cut at its "
      "'!'); the baseline `searchain` ran before them, so only those two steps differ"),
     ("hotpotqa", "paper", "demos", "`-O searchain.tracing_context=demos`"),
+    ("hotpotqa", "paper", "alone", "`-O searchain.tracing_context=alone`"),
     ("hotpotqa", "paper", "aiq", "`-O searchain.answer_in_query=ignore`"),
 )  # fmt: skip
 
