@@ -11,7 +11,8 @@ reader's answer. Prints the F1 for each candidate θ and the best one.
 ``--items tune`` (the default) calibrates on the MuSiQue questions outside the quality
 bench's reported subsample (the seed-0 50 of ``bench/quality.py``), so a θ chosen here never
 saw a reported item; ``--items all`` takes the first ``--limit`` questions, as the Gemma θ of
-−1.3 was calibrated. ``--out`` keeps every sub-question's verdict (JSON Lines, resumable).
+−1.3 was calibrated. ``--out`` keeps every sub-question's verdict (JSON Lines, resumable);
+``--passages N``: the reader reads the top N passages at once (SearChain's reader_passages).
 
     .venv/bin/python scripts/calibrate_llm_reader.py [--llm local] [--model NAME] \
         [--items tune|all] [--limit 100] [--out FILE.jsonl]
@@ -28,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from searchain.llm import make_llm
+from searchain.readers.base import merged, supporting
 from searchain.readers.llm_reader import UNGROUNDED, LLMReader
 from searchain.retrieval import BM25Index, read_corpus
 from searchain.text import contains_answer
@@ -81,8 +83,9 @@ def verdicts(args: argparse.Namespace) -> list[dict]:
         for key, q, golds in todo:
             if key in done:
                 continue
-            passage = index.search(q, k=1)[0]
-            got = reader.read(q, passage)
+            hits = index.search(q, k=args.passages)
+            got = reader.read(q, hits[0] if args.passages == 1 else merged(hits))
+            passage = hits[0] if args.passages == 1 else supporting(hits, got.answer)
             row = {"key": key, "question": q, "golds": golds, "answer": got.answer,
                    "confidence": got.confidence, "passage": passage.id,
                    "correct": any(contains_answer(got.answer, g) for g in golds)}  # fmt: skip
@@ -100,6 +103,7 @@ def main() -> None:
     ap.add_argument("--items", choices=("tune", "all"), default="tune")
     ap.add_argument("--limit", type=int, default=100)
     ap.add_argument("--out", default=None, help="keep each verdict here (resumable)")
+    ap.add_argument("--passages", type=int, default=1, help="read the top N at once")
     args = ap.parse_args()
     rows = verdicts(args)
     c = np.array([r["confidence"] for r in rows])

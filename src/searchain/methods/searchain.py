@@ -55,7 +55,7 @@ from searchain.methods.searchain_tracing import (
     skc,
     tracing,
 )
-from searchain.readers.base import UNGROUNDED, Reader, ReaderOutput
+from searchain.readers.base import UNGROUNDED, Reader, ReaderOutput, merged, supporting
 from searchain.readers.similarity import QueryMemory
 from searchain.retrieval.base import Retriever
 from searchain.text import contains_answer, normalize_answer, rouge_l
@@ -275,18 +275,24 @@ class SearChain:
 
     def _ir(self, state: _Run, node: Node, unsolved: bool) -> Feedback | None:
         cfg = self.config
-        hits = self.retriever.search(node.query, k=cfg.k)  # type: ignore[union-attr]
+        hits = self.retriever.search(node.query, k=max(cfg.k, cfg.reader_passages))  # type: ignore[union-attr]
         if not hits:
             node.meta["status"] = "no-passage"
             if not unsolved:
                 state.path.append(node)
             return None
         top = hits[0]
-        out = self.reader.read(node.query, top)  # type: ignore[union-attr]
+        if cfg.reader_passages > 1:
+            read = hits[: cfg.reader_passages]
+            out = self.reader.read(node.query, merged(read))  # type: ignore[union-attr]
+            top = supporting(read, out.answer)
+            out = replace(out, passage_id=top.id)
+        else:
+            out = self.reader.read(node.query, top)  # type: ignore[union-attr]
         if out.usage is not None:
             state.trace.usage.add(out.usage)
         node.meta["reader"] = out.to_dict()
-        node.passages = hits
+        node.passages = [top, *(h for h in hits if h is not top)]  # [0]: what supports it
         if cfg.answer_in_query == "ignore" and repeats_query(out.answer, node.query):
             node.meta["reader"]["set_aside"] = "the answer repeats the query"
             out = replace(out, answer="", confidence=UNGROUNDED)

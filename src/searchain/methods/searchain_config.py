@@ -81,6 +81,9 @@ class SearChainConfig:
     # a run manifest leaves the setting out at that value, so earlier runs still resume.
     tracing_context: str = field(default="dialogue", metadata={"before": "dialogue"})
     answer_in_query: str = field(default="accept", metadata={"before": "accept"})
+    # Passages the reader reads at once (the top ones, merged; the paper: the top-1). The
+    # node's supporting passage is the best-ranked one that holds the reader's span.
+    reader_passages: int = field(default=1, metadata={"before": 1})
 
     def validate(self) -> None:
         if self.task not in TASKS:
@@ -100,6 +103,8 @@ class SearChainConfig:
             raise ValueError(
                 f"answer_in_query must be one of {ANSWER_IN_QUERY}, not {self.answer_in_query!r}"
             )
+        if self.reader_passages < 1:
+            raise ValueError(f"reader_passages must be at least 1, not {self.reader_passages}")
         if self.r_max < 1:
             raise ValueError(f"r_max must be at least 1, not {self.r_max}")
 

@@ -92,3 +92,22 @@ def read_passages(reader: Reader, question: str, passages: Sequence[Passage]) ->
     if callable(batch):
         return list(batch(question, list(passages)))
     return [reader.read(question, p) for p in passages]
+
+
+def merged(passages: Sequence[Passage]) -> Passage:
+    """Several retrieved passages as one for a reader to copy its span from: each on its own
+    lines, titled, in rank order (the id is the top passage's until :func:`supporting` says
+    which one holds the answer)."""
+    text = "\n\n".join(f"{p.title}: {p.text}" if p.title else p.text for p in passages)
+    return Passage(id=passages[0].id, text=text)
+
+
+def supporting(passages: Sequence[Passage], answer: str) -> Passage:
+    """The best-ranked passage whose text holds ``answer`` (normalised), else the top one."""
+    from searchain.text import normalize_answer
+
+    want = normalize_answer(answer)
+    for p in passages:
+        if want and want in normalize_answer(f"{p.title} {p.text}"):
+            return p
+    return passages[0]
