@@ -98,7 +98,8 @@ def test_merged_passages_keep_rank_and_titles_and_support_is_found() -> None:
     b = Passage("b#0", "Portland is in Oregon.", "Portland, Oregon")
     one = merged([b, a])
     assert one.id == "b#0" and one.text == (
-        "Portland, Oregon: Portland is in Oregon.\n\nSeattle: Seattle gets 6.8 inches of snow a year."
+        "Portland, Oregon: Portland is in Oregon.\n\n"
+        "Seattle: Seattle gets 6.8 inches of snow a year."
     )
     assert supporting([b, a], "6.8 inches") is a
     assert supporting([b, a], "Oregon") is b  # the best-ranked one that holds it
