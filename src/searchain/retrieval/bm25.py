@@ -34,6 +34,7 @@ __all__ = ["FORMAT_VERSION", "BM25Index", "StaleIndexError"]
 
 FORMAT_VERSION = 1
 METADATA_FILE = "metadata.json"
+TIE_MARGIN = 16  # rows fetched past k so that equal scores at the k-th place sort by position
 _TOKEN_PATTERN = r"(?u)\b\w\w+\b"  # bm25s's default, same as scikit-learn's CountVectorizer
 
 
@@ -186,16 +187,24 @@ class BM25Index:
         todo = [i for i, ids in enumerate(token_ids) if ids]
         if k <= 0 or not todo:
             return results
+        # Equal scores are ordered by corpus position, not by how numpy's partial sort
+        # happens to leave them (which changed between numpy releases): a few rows past k
+        # are fetched so that a tie across the k-th place is decided the same way.
+        fetched = min(k + TIE_MARGIN, len(self))
         rows, scores = self._bm25.retrieve(
             [token_ids[i] for i in todo],
-            k=k,
+            k=fetched,
             show_progress=False,
             n_threads=self.n_threads,
         )
-        passages = iter(self._store.get(rows.ravel()))
-        for i, score_row in zip(todo, scores.tolist(), strict=True):
+        ranked = [
+            sorted(zip(row, score_row, strict=True), key=lambda rs: (-rs[1], rs[0]))[:k]
+            for row, score_row in zip(rows.tolist(), scores.tolist(), strict=True)
+        ]
+        passages = iter(self._store.get([r for best in ranked for r, _ in best]))
+        for i, best in zip(todo, ranked, strict=True):
             hits = results[i]
-            for score in score_row:
+            for _, score in best:
                 p = next(passages)
                 if score > 0:  # rows past the last matching document score 0
                     p.score = score
