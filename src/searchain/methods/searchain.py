@@ -58,7 +58,7 @@ from searchain.methods.searchain_tracing import (
 from searchain.readers.base import UNGROUNDED, Reader, ReaderOutput, merged, supporting
 from searchain.readers.similarity import QueryMemory
 from searchain.retrieval.base import Retriever
-from searchain.text import contains_answer, normalize_answer, rouge_l
+from searchain.text import contains_answer, rouge_l
 from searchain.types import Node, Passage, Trace
 
 __all__ = [
@@ -80,8 +80,7 @@ log = logging.getLogger(__name__)
 def repeats_query(answer: str, query: str) -> bool:
     """Whether ``answer`` is words the query itself says (normalised, whole words). A choice
     query ("Who was born first, X or Y?") names its answer, so it never counts."""
-    a, q = normalize_answer(answer), normalize_answer(query)
-    return bool(a) and f" {a} " in f" {q} " and " or " not in f" {q} "
+    return contains_answer(query, answer) and not contains_answer(query, "or")
 
 
 @dataclass

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from searchain import citations
-from searchain.answers import short_answer
+from searchain.answers import clean_span, short_answer
 from searchain.methods.coq_parser import Chain, CoQNode, parse_chain
 from searchain.methods.retrieve_read import extract_answer
 from searchain.methods.searchain_config import SearChainConfig
@@ -62,7 +62,7 @@ def tracing(
     trace.citations = [*cites, *added]
     trace.errors.extend(errors)
     if trace.meta.get("tracing_fallback"):
-        trace.answer = _clean(path[-1].answer or "")
+        trace.answer = clean_span(path[-1].answer or "")
     else:
         trace.answer = short_answer(written) if form == "chat" else extract_answer(text)
     trace.meta["skc"] = skc(text, cites)  # what the LLM itself marked, as in the paper
@@ -84,13 +84,9 @@ def echoes_tracing_prompt(content: str) -> bool:
     return bool(_ECHO.search(content))
 
 
-def _clean(answer: str) -> str:
-    return answer.strip().rstrip(".").strip()
-
-
 def path_content(path: list[Node]) -> str:
     """A final content made of the verified answers, each marked with its pair's passage."""
-    return " ".join(f"{_clean(n.answer or '')} [{k}]." for k, n in enumerate(path, 1))
+    return " ".join(f"{clean_span(n.answer or '')} [{k}]." for k, n in enumerate(path, 1))
 
 
 def answer_from_content(trace: Trace, question: str, chain: Chain) -> None:

@@ -103,11 +103,8 @@ def merged(passages: Sequence[Passage]) -> Passage:
 
 
 def supporting(passages: Sequence[Passage], answer: str) -> Passage:
-    """The best-ranked passage whose text holds ``answer`` (normalised), else the top one."""
-    from searchain.text import normalize_answer
+    """The best-ranked passage whose text holds ``answer`` (cover-EM), else the top one."""
+    from searchain.text import contains_answer
 
-    want = normalize_answer(answer)
-    for p in passages:
-        if want and want in normalize_answer(f"{p.title} {p.text}"):
-            return p
-    return passages[0]
+    return next((p for p in passages if contains_answer(f"{p.title} {p.text}", answer)),
+                passages[0])  # fmt: skip
