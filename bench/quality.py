@@ -72,7 +72,8 @@ class Recipe:
     also: tuple[str, ...] = ()  # more metrics to show, one column each
     # "cc-facts": the paper's 5 categories (limit/5 items each, seed 0) and, for the search
     # tool, a BM25 index of the data set's single-hop facts (scripts/rebel_cc_table.py);
-    # "sqa-facts": a BM25 index of StrategyQA's annotated facts (strategyqa_facts_index)
+    # "sqa-facts": a BM25 index of StrategyQA's annotated facts (strategyqa_facts_index);
+    # "fever-pool": the claims whose evidence the demo index holds (fever_in_pool)
     prepare: str | None = None
 
 
@@ -89,7 +90,7 @@ RECIPES: dict[str, Recipe] = {
                          "SearChain Table 1 (cover-EM of the label)", prepare="sqa-facts"),
     "fever": Recipe("fever", ("direct-prompting", "retrieve-read", "searchain"), "accuracy",
                     "searchain", {"retrieve-read": 78.25, "searchain": 81.15},
-                    "SearChain Table 1 (cover-EM of the label)"),
+                    "SearChain Table 1 (cover-EM of the label)", prepare="fever-pool"),
     "compositional-celebrities": Recipe(
         "compositional-celebrities", ("direct-prompting", "self-ask", "rebel"), "cover_em",
         "rebel", {"rebel": "74.4 (59–94)", "direct-prompting": "55.6 (GPT-3, 16–95)"},
@@ -168,10 +169,44 @@ def strategyqa_facts_index(root: Path) -> Path:
     return out
 
 
+def fever_in_pool(root: Path) -> Path:
+    """FEVER's SUPPORTS/REFUTES claims that the offline corpus can decide: some evidence set
+    lies wholly in paragraphs of the demo index (HotpotQA's pooled Wikipedia leads), each
+    sentence id within its paragraph's sentence count. FEVER ships no evidence text, and a
+    claim whose evidence is not in the corpus measures the corpus, not the method; the paper
+    searched all of Wikipedia. The file keeps FEVER's own lines, so ids and golds stay."""
+    from searchain.citations import split_sentences
+    from searchain.eval.datasets.fever import wikipedia_title
+    from searchain.retrieval import read_documents
+    from searchain.retrieval.demo import demo_corpus_path
+
+    out = root / "indexes" / "fever-in-pool.jsonl"
+    if out.is_file():
+        return out
+    sentences = {d.title: len(split_sentences(d.text)) for d in read_documents(demo_corpus_path())}
+
+    def decidable(group: list) -> bool:
+        return bool(group) and all(
+            isinstance(ev[3], int) and ev[3] < sentences.get(wikipedia_title(str(ev[2])), 0)
+            for ev in group
+        )
+
+    keep = []
+    for line in (DATA / "fever" / "paper_dev.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if row["label"] != "NOT ENOUGH INFO" and any(decidable(g) for g in row["evidence"]):
+            keep.append(line + "\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(keep), encoding="utf-8")
+    return out
+
+
 def _prepared(recipe: Recipe, root: Path, limit: int) -> tuple[str | None, list[str]]:
     """A recipe's own item file and eval arguments (None, []: the named data set as is)."""
     if recipe.prepare == "sqa-facts":
         return None, ["--index", str(strategyqa_facts_index(root))]
+    if recipe.prepare == "fever-pool":
+        return str(fever_in_pool(root)), []
     if recipe.prepare != "cc-facts":
         return None, []
     spec = importlib.util.spec_from_file_location("rebel_cc", ROOT / "scripts/rebel_cc_table.py")

@@ -175,6 +175,28 @@ def test_strategyqa_searches_the_pooled_annotated_facts(tmp_path: Path) -> None:
     assert bench.strategyqa_facts_index(tmp_path) == tmp_path / "indexes" / "strategyqa-facts"
 
 
+def test_fever_keeps_the_claims_the_offline_corpus_can_decide(tmp_path: Path) -> None:
+    """FEVER ships no evidence text: the bench keeps the SUPPORTS/REFUTES claims one of whose
+    evidence sets lies in the demo index's paragraphs, and BM25 finds that evidence there."""
+    from searchain.eval.datasets import load_dataset
+    from searchain.eval.datasets.fever import wikipedia_title
+    from searchain.retrieval import read_documents
+    from searchain.retrieval.demo import default_index, demo_corpus_path
+
+    bench = _bench()
+    assert bench.RECIPES["fever"].prepare == "fever-pool"
+    examples = load_dataset(str(bench.fever_in_pool(tmp_path)))
+    assert len(examples) == 58 and {e.label for e in examples} == {"SUPPORTS", "REFUTES"}
+    index = default_index()
+    titles = {p.title for p in read_documents(demo_corpus_path())}
+    for e in examples:  # some evidence set wholly in the corpus, by Wikipedia title
+        assert any(all(wikipedia_title(str(t)) in titles for t, _ in group)
+                   for group in e.meta["evidence_sets"]), e.id  # fmt: skip
+    found = sum(any(p.title in {g["title"] for g in e.gold_passages}
+                    for p in index.search(e.question, k=5)) for e in examples)  # fmt: skip
+    assert found >= len(examples) // 2  # the claims name their page: BM25 mostly finds it
+
+
 @pytest.mark.slow
 def test_bench_runs_a_resumable_eval_with_the_embedded_model(tmp_path: Path) -> None:
     """End to end with the real Gemma model: one item, two methods; the second run resumes

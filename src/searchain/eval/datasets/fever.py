@@ -21,9 +21,23 @@ def _fever_label(ctx: Ctx, value: str | None) -> str | None:
     return label
 
 
+# FEVER's wiki dump escapes brackets and some punctuation in page titles (PTB style) and uses
+# underscores for spaces; Wikipedia (and every corpus here) writes "Ed Wood (film)".
+_PTB = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}",
+        "-COLON-": ":"}  # fmt: skip
+
+
+def wikipedia_title(fever_title: str) -> str:
+    """A FEVER page id as Wikipedia's title: ``Ed_Wood_-LRB-film-RRB-`` → ``Ed Wood (film)``."""
+    for escaped, char in _PTB.items():
+        fever_title = fever_title.replace(escaped, char)
+    return fever_title.replace("_", " ")
+
+
 def read_fever(path: Path) -> Iterator[Example]:
-    """FEVER. Gold passages are the evidence sentences (``<wiki title>#<sentence id>``, no
-    text: FEVER ships none); ``meta["evidence_sets"]`` keeps the sets (any one suffices)."""
+    """FEVER. Gold passages are the evidence sentences (id ``<FEVER page id>#<sentence id>``,
+    title the page's Wikipedia title, so it matches a corpus's titles; no text: FEVER ships
+    none); ``meta["evidence_sets"]`` keeps the sets (any one suffices), with FEVER's page ids."""
     for ctx, record in read_records(path):
         claim = ctx.text(record, "claim")
         label = _fever_label(ctx, ctx.text(record, "label", required=False))
@@ -36,8 +50,8 @@ def read_fever(path: Path) -> Iterator[Example]:
                     members.append([title, sent])
                     if (title, sent) not in seen:
                         seen.add((title, sent))
-                        gold.append({"id": f"{title}#{sent}", "title": title, "text": "",
-                                     "sentence_id": sent})  # fmt: skip
+                        gold.append({"id": f"{title}#{sent}", "title": wikipedia_title(title),
+                                     "text": "", "sentence_id": sent})  # fmt: skip
             if members:
                 sets.append(members)
         meta: dict[str, Any] = {"evidence_sets": sets}
