@@ -337,6 +337,11 @@ def table(run_path: Path, recipe: Recipe, seed: int = 0, run: list[dict] | None 
     return "\n".join(lines)
 
 
+def has_run(path: Path) -> bool:
+    """Whether a set's directory holds a run (a retriever comparison: one per arm)."""
+    return (path / "results.jsonl").exists() or any(path.glob("*/results.jsonl"))
+
+
 def tables_page(model: str, sets: str, text: str) -> str:
     """``results/quality/<model>/README.md``: the tables and the commands that made them;
     tests/test_quality.py checks that it is what the committed runs say."""
@@ -355,7 +360,7 @@ def tables(args: argparse.Namespace) -> int:
     panels: list[tuple[rep.RunRecords, Recipe]] = []
     for name in args.sets.split(","):
         path = run_dir(args.root, args.model, name, args.split)
-        if (path / "results.jsonl").exists() or any(path.glob("*/results.jsonl")):
+        if has_run(path):
             records = _records(path, RECIPES[name])  # read and scored once for both
             out.append(table(path, RECIPES[name], run=records))
             panels.append((rep.RunRecords(name, records), RECIPES[name]))
