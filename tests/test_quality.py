@@ -83,9 +83,10 @@ def test_taxonomy_of_recorded_real_traces() -> None:
         assert tax.counts["correct"] == right
 
 
-def _node(query: str, answer: str, *, passages: tuple[str, ...] = (), **meta: object) -> Node:
+def _node(query: str, answer: str, *, passages: tuple[str, ...] = (), text: str = "…",
+          **meta: object) -> Node:  # fmt: skip
     return Node(id=query[:3], query=query, answer=answer, source="llm",
-                passages=[Passage(id=f"{t}#0", text="…", title=t) for t in passages],
+                passages=[Passage(id=f"{t}#0", text=text, title=t) for t in passages],
                 meta=dict(meta))  # fmt: skip
 
 
@@ -110,8 +111,19 @@ def test_taxonomy_categories_in_their_order() -> None:
     assert cat(Trace(q, "searchain", answer="actress", nodes=[lost])) == (
         "tracing lost a correct intermediate answer"
     )
-    read = _node("Who played Corliss Archer?", "Judy", passages=("Shirley Temple",))
+    held = "Shirley Temple was the United States Chief of Protocol."
+    read = _node("Who played Corliss Archer?", "Judy", passages=("Shirley Temple",), text=held)
     assert cat(Trace(q, "searchain", answer="Judy", nodes=[read])) == "reader wrong"
+    # a gold paragraph without the answer (the first hop's): the hop that holds it was missed
+    hop = _node(
+        "Who played Corliss Archer?", "Shirley Temple", passages=("Kiss and Tell (1945 film)",)
+    )
+    assert cat(Trace(q, "searchain", answer="actress", nodes=[hop])) == (
+        "retrieval missed the gold paragraph"
+    )
+    yes_no = Gold(["yes"], ("Shirley Temple",))  # no paragraph says "yes": any gold one counts
+    assert classify("searchain", "ok", Trace(q, "searchain", answer="no", nodes=[hop, read]),
+                    yes_no, correct=False) == "reader wrong"  # fmt: skip
     asked = _node("Which post did Shirley Temple hold?", "mayor", passages=("Janet Waldo",))
     assert cat(Trace(q, "searchain", answer="mayor", nodes=[asked])) == (
         "retrieval missed the gold paragraph"

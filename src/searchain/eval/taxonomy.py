@@ -11,9 +11,11 @@ method, from the end backwards to the first cause that explains the miss:
    answer and verification replaced it with one that does not.
 5. ``tracing lost a correct intermediate answer`` — some node's answer holds a gold answer,
    the final answer does not.
-6. ``reader wrong`` — a gold paragraph was retrieved, yet no answer holds a gold answer.
-7. ``retrieval missed the gold paragraph`` — a query named a gold paragraph's title (it asked
-   about the right entity) and retrieval still did not return a gold paragraph.
+6. ``reader wrong`` — a retrieved gold paragraph holds a gold answer (the answer was in
+   hand; for a yes/no gold, any gold paragraph retrieved), yet no answer holds it.
+7. ``retrieval missed the gold paragraph`` — gold paragraphs came back but none that holds
+   the answer (a multi-hop question's later hop was missed), or a query named a gold
+   paragraph's title (it asked about the right entity) and retrieval returned none.
 8. ``query drift`` — no query named a gold title and no gold paragraph came back.
 9. ``wrong without retrieval`` — the method retrieved nothing (direct prompting, CoT, no-IR).
 10. ``wrong, no gold evidence`` — retrieval ran but the data set has no gold paragraphs to
@@ -34,7 +36,7 @@ from typing import Any
 
 from searchain.scoring.match import cover_em
 from searchain.text import normalize_answer
-from searchain.types import Trace
+from searchain.types import Passage, Trace
 
 CATEGORIES = (
     "failed",
@@ -69,10 +71,22 @@ def _title(passage_id: str, title: str) -> str:
 
 
 def _retrieved_titles(trace: Trace) -> set[str]:
-    seen = {_title(p.id, p.title) for p in trace.references}
-    for node in trace.nodes:
-        seen |= {_title(p.id, p.title) for p in node.passages}
-    return seen - {""}
+    return {_title(p.id, p.title) for p in _retrieved(trace)} - {""}
+
+
+def _retrieved(trace: Trace) -> list[Passage]:
+    return [*trace.references, *(p for node in trace.nodes for p in node.passages)]
+
+
+def _answer_in_hand(trace: Trace, titles: set[str], answers: Sequence[str]) -> bool:
+    """Whether a retrieved gold paragraph holds a gold answer: a reader that had it and
+    answered wrong is the reader's miss; one that never had it is retrieval's (HotpotQA's
+    first-hop paragraph rarely holds the answer). A yes/no answer is in no paragraph's
+    words, so there any gold paragraph counts."""
+    gold = [p for p in _retrieved(trace) if _title(p.id, p.title) in titles]
+    if {normalize_answer(a) for a in answers} <= {"yes", "no"}:
+        return bool(gold)
+    return any(_holds(f"{p.title}. {p.text}", answers) for p in gold)
 
 
 def _queries(trace: Trace) -> list[str]:
@@ -104,7 +118,9 @@ def classify(method: str, status: str, trace: Trace | None, gold: Gold, *, corre
     if not titles:
         return "wrong, no gold evidence"
     if retrieved & titles:
-        return "reader wrong"
+        if _answer_in_hand(trace, titles, answers):
+            return "reader wrong"
+        return "retrieval missed the gold paragraph"
     asked = " ".join(normalize_answer(q) for q in _queries(trace) or [trace.question])
     if any(f" {t} " in f" {asked} " for t in titles):
         return "retrieval missed the gold paragraph"
