@@ -17,8 +17,16 @@ DIR = Path(__file__).parent / "data" / "recordings"
 RECORD = os.environ.get("SEARCHAIN_RECORD") == "1"
 
 
-def recorded_llm(name: str) -> CachedLLM:
+def recorded_llm(name: str, model: str | None = None) -> CachedLLM:
+    """Replay of ``NAME.jsonl``; ``model``: an offline model's name (the 1.5B chat model's
+    recordings), else the embedded default."""
     store = JsonlStore(DIR / f"{name}.jsonl")
+    if model is not None:  # replay needs no weights: the recorded name is the file's
+        from searchain.llm.models import CHUNKED, model_path
+
+        if RECORD:
+            return CachedLLM(LocalLLM(model_path(model), api="chat"), store)
+        return CachedLLM(None, store, backend="local", model=CHUNKED[model].file, form="chat")
     if RECORD:
         return CachedLLM(LocalLLM(), store)
     return CachedLLM(None, store, backend="local", model=DEFAULT_MODEL_NAME)

@@ -72,8 +72,8 @@ def test_the_recorded_echoes_are_found_and_nothing_else_is() -> None:
             if "tracing_output" not in meta:
                 continue
             checked += 1
-            if meta.get("tracing_fallback") == "echo":  # made with the fallback: recorded
-                fallbacks += 1
+            if meta.get("tracing_fallback") == "echo" or meta.get("tracing_retry"):
+                fallbacks += 1  # made with the fallback or the retry: the echo is recorded
                 assert echoes_tracing_prompt(final_content_of(meta["tracing_output"]))
             elif echoes_tracing_prompt(_content(r["trace"])):
                 assert r["id"] in ECHOED_ELSEWHERE, (path, r["id"])
@@ -148,3 +148,68 @@ def test_real_chat_searchain_traces_after_the_demos(chat_llm, index, hotpot) -> 
         assert not echoes_tracing_prompt(trace.final_content)
     refs = {p.id for p in trace.references}
     assert all(c.passage_id in refs for c in trace.citations if c.passage_id)
+
+
+class EchoFirst(LLM):
+    """The recorded echo for the first tracing call, then ``then`` (a replay of recorded real
+    calls of the same model, or the echo again); keeps the messages it got."""
+
+    backend = "replay"
+
+    def __init__(self, echo: str, then: LLM | None = None) -> None:
+        super().__init__("qwen2.5-coder-1.5b")
+        self.form, self.echo, self.then, self.sent = "chat", echo, then, []  # type: ignore[var-annotated]
+
+    def _complete(self, prompt: str, params: GenerationParams) -> CompletionResult:
+        raise AssertionError("a chat model's tracing is a chat call")
+
+    def _chat(self, messages: list[Message], params: GenerationParams) -> CompletionResult:
+        self.sent.append(messages)
+        if len(self.sent) == 1 or self.then is None:
+            return CompletionResult([Completion(self.echo)])
+        return self.then.chat(messages, params)
+
+
+def _echoed(item: str) -> tuple[Trace, list[Node]]:
+    record = next(r for r in _searchain_records(CHAT_RUN) if r["id"] == item)
+    recorded = Trace.from_dict(record["trace"])
+    nodes = {n.id: n for n in recorded.nodes}
+    return recorded, [nodes[i] for i in recorded.meta["path"]]
+
+
+@pytest.mark.parametrize("item", sorted(ECHOED))
+def test_an_echo_is_asked_again_alone_when_configured(item: str) -> None:
+    """``echo_retry=alone``: the tracing turn is sent again on its own; the 1.5B model's real
+    second replies (recorded) are final contents, so the answer is written, not the last
+    pair's. Both replies stay in the trace."""
+    from recordings import recorded_llm
+
+    recorded, path = _echoed(item)
+    real = recorded_llm("searchain_echo_retry", "qwen2.5-coder-1.5b")
+    llm = EchoFirst(recorded.meta["tracing_output"], real)
+    rounds = ChatRounds(llm, recorded.question, "searchain/coq_multihop")
+    trace = Trace(question=recorded.question, method="searchain")
+    tracing(trace, path, rounds, "chat", SearChainConfig(echo_retry="alone"))
+
+    first, again = llm.sent
+    assert len(again) == 1 and again[0] == first[-1]  # the tracing turn alone
+    retry = trace.meta["tracing_retry"]
+    assert retry["context"] == "alone" and retry["output"].strip()
+    assert any("asked again" in e for e in trace.errors)
+    assert "tracing_fallback" not in trace.meta  # the second reply answered the turn
+    assert not echoes_tracing_prompt(trace.final_content)
+    assert trace.answer and trace.answer.lower() in trace.final_content.lower()
+
+
+def test_a_second_echo_falls_back_to_the_verified_path() -> None:
+    recorded, path = _echoed(sorted(ECHOED)[0])
+    echo = recorded.meta["tracing_output"]
+    llm = EchoFirst(echo)  # it copies the turn back both times
+    rounds = ChatRounds(llm, recorded.question, "searchain/coq_multihop")
+    trace = Trace(question=recorded.question, method="searchain")
+    tracing(trace, path, rounds, "chat", SearChainConfig(echo_retry="alone"))
+    assert len(llm.sent) == 2 and trace.meta["tracing_fallback"] == "echo"
+    answered = [n for n in path if n.answer]
+    assert trace.answer == answered[-1].answer.strip().rstrip(".").strip()
+    with pytest.raises(ValueError, match="echo_retry"):
+        SearChainConfig(echo_retry="again").validate()

@@ -50,6 +50,10 @@ BOTH_TAGS = ("unsolved", "answer")
 # * "alone": the tracing turn is the whole conversation (neither a stale chain nor the demos'
 #   answers — "First for Women" — can leak into it).
 TRACING_CONTEXTS = ("dialogue", "demos", "alone")
+# When a chat model's tracing reply copies the tracing turn back (a small model does): "none"
+# answers from the verified path (the pairs' answers; the last pair's as the answer), else
+# tracing is asked once more in that context first (the path still backs a second copy).
+ECHO_RETRY = ("none", *TRACING_CONTEXTS)
 # A reader answer that the node's own query already says ("What county borders McDowell
 # County?" -> "McDowell County") names the question's entity, not its answer:
 # * "accept" (the paper, and this code before): it is g like any other;
@@ -84,6 +88,7 @@ class SearChainConfig:
     # Passages the reader reads at once (the top ones, merged; the paper: the top-1). The
     # node's supporting passage is the best-ranked one that holds the reader's span.
     reader_passages: int = field(default=1, metadata={"before": 1})
+    echo_retry: str = field(default="none", metadata={"before": "none"})  # see ECHO_RETRY
 
     def validate(self) -> None:
         if self.task not in TASKS:
@@ -99,6 +104,8 @@ class SearChainConfig:
             raise ValueError(
                 f"tracing_context must be one of {TRACING_CONTEXTS}, not {self.tracing_context!r}"
             )
+        if self.echo_retry not in ECHO_RETRY:
+            raise ValueError(f"echo_retry must be one of {ECHO_RETRY}, not {self.echo_retry!r}")
         if self.answer_in_query not in ANSWER_IN_QUERY:
             raise ValueError(
                 f"answer_in_query must be one of {ANSWER_IN_QUERY}, not {self.answer_in_query!r}"

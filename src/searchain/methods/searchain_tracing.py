@@ -35,6 +35,15 @@ def tracing(
     text = result.text.strip() if form != "chat" else final_content_of(result.text)
     trace.meta["tracing_output"] = result.text
     trace.meta["tracing_context"] = cfg.tracing_context if form == "chat" else "demos"
+    if text and echoes_tracing_prompt(text) and form == "chat" and cfg.echo_retry != "none":
+        again = rounds.trace_final(path, cfg.trace_max_tokens, cfg.echo_retry)
+        trace.usage.add(again.usage)
+        trace.meta["tracing_retry"] = {"context": cfg.echo_retry, "output": again.text}
+        trace.errors.append(
+            "tracing copied its prompt (kept in meta.tracing_output); asked again with "
+            f"tracing_context={cfg.echo_retry} (meta.tracing_retry)"
+        )
+        text = final_content_of(again.text) or text
     if not text:
         trace.errors.append("tracing wrote no final content (its output is in meta)")
     elif echoes_tracing_prompt(text):
