@@ -287,8 +287,15 @@ def _records(run_path: Path, recipe: Recipe) -> list[dict]:
 
 
 def _golds(recipe: Recipe) -> dict[str, Gold]:
-    return {e.id: Gold(e.answers or ([e.label] if e.label else []),
-                       tuple(p.get("title", "") for p in e.gold_passages))
+    """What the taxonomy needs: answers, and the titles of the evidence in the searched
+    corpus (StrategyQA's own facts, indexed under its term: strategyqa_facts_index)."""
+
+    def titles(e) -> tuple[str, ...]:
+        if recipe.prepare == "sqa-facts":
+            return (e.meta["term"],)
+        return tuple(p.get("title", "") for p in e.gold_passages)
+
+    return {e.id: Gold(e.answers or ([e.label] if e.label else []), titles(e))
             for e in _examples(recipe.dataset)}  # fmt: skip
 
 

@@ -130,6 +130,16 @@ def test_taxonomy_categories_in_their_order() -> None:
     )
     drift = _node("Who voiced Corliss Archer on radio?", "Janet", passages=("Janet Waldo",))
     assert cat(Trace(q, "searchain", answer="Janet", nodes=[drift])) == "query drift"
+    # a verdict: a sub-answer "No." is no intermediate answer, nor is verification's "no"
+    sub = _node("Is Albany the capital?", "No.", passages=("Albany, Georgia",), llm_answer="Yes.",
+                status="corrected")  # fmt: skip
+    verdict = Trace(q, "searchain", answer="yes", final_content="There is no sign. So: yes.",
+                    nodes=[sub])  # fmt: skip
+    assert classify("searchain", "ok", verdict, Gold(["no"]), correct=False) == (
+        "wrong, no gold evidence"
+    )
+    assert not verification_events(verdict, Gold(["no"]))
+    assert verification_events(verdict, Gold(["Chief"])) == {}  # no span either way
     no_gold = Gold(["yes"])
     assert classify("retrieve-read", "ok", Trace(q, "r", answer="no", nodes=[drift]), no_gold,
                     correct=False) == "wrong, no gold evidence"  # fmt: skip
@@ -184,6 +194,8 @@ def test_strategyqa_searches_the_pooled_annotated_facts(tmp_path: Path) -> None:
     top = index.search(first["question"], k=2)
     assert {p.text for p in top} == set(first["facts"])
     assert {p.title for p in top} == {first["term"]}
+    # so the taxonomy's gold evidence is the question's own facts, found by that title
+    assert bench._golds(bench.RECIPES["strategyqa"])[first["qid"]].titles == (first["term"],)
     assert bench.strategyqa_facts_index(tmp_path) == tmp_path / "indexes" / "strategyqa-facts"
 
 

@@ -12,14 +12,18 @@ method, from the end backwards to the first cause that explains the miss:
 5. ``tracing lost a correct intermediate answer`` — some node's answer holds a gold answer,
    the final answer does not.
 6. ``reader wrong`` — a retrieved gold paragraph holds a gold answer (the answer was in
-   hand; for a yes/no gold, any gold paragraph retrieved), yet no answer holds it.
+   hand; for a verdict gold, any gold paragraph retrieved), yet no answer holds it.
 7. ``retrieval missed the gold paragraph`` — gold paragraphs came back but none that holds
    the answer (a multi-hop question's later hop was missed), or a query named a gold
    paragraph's title (it asked about the right entity) and retrieval returned none.
 8. ``query drift`` — no query named a gold title and no gold paragraph came back.
 9. ``wrong without retrieval`` — the method retrieved nothing (direct prompting, CoT, no-IR).
 10. ``wrong, no gold evidence`` — retrieval ran but the data set has no gold paragraphs to
-    locate the miss (StrategyQA, FEVER here).
+    locate the miss.
+
+A verdict gold (yes/no, FEVER's labels: :func:`is_verdict`) skips 3-5: a sub-answer "no" or
+a "refutes" in passing is no intermediate answer, so its misses are located by the evidence
+(6-8) alone, and it has no verification events.
 
 "Holds a gold answer" is cover-EM (normalised containment) on citation-free text. Gold
 paragraphs are matched by title: every retriever here keys passages ``Title#chunk``.
@@ -78,13 +82,23 @@ def _retrieved(trace: Trace) -> list[Passage]:
     return [*trace.references, *(p for node in trace.nodes for p in node.passages)]
 
 
+VERDICTS = frozenset({"yes", "no", "supports", "refutes", "not enough info"})
+
+
+def is_verdict(answers: Sequence[str]) -> bool:
+    """A yes/no or FEVER gold: a judgement over the evidence, not a span of it. Any "no" in a
+    sub-answer or a final content would "hold" it, so the checks that look for the gold in
+    intermediate text (short answer, verification, tracing) say nothing for it."""
+    return bool(answers) and {normalize_answer(a) for a in answers} <= VERDICTS
+
+
 def _answer_in_hand(trace: Trace, titles: set[str], answers: Sequence[str]) -> bool:
     """Whether a retrieved gold paragraph holds a gold answer: a reader that had it and
     answered wrong is the reader's miss; one that never had it is retrieval's (HotpotQA's
     first-hop paragraph rarely holds the answer). A yes/no answer is in no paragraph's
     words, so there any gold paragraph counts."""
     gold = [p for p in _retrieved(trace) if _title(p.id, p.title) in titles]
-    if {normalize_answer(a) for a in answers} <= {"yes", "no"}:
+    if is_verdict(answers):
         return bool(gold)
     return any(_holds(f"{p.title}. {p.text}", answers) for p in gold)
 
@@ -103,7 +117,9 @@ def classify(method: str, status: str, trace: Trace | None, gold: Gold, *, corre
     nodes = [n for n in trace.nodes if n.source != "question"]
     if method.startswith(PLANNING_METHODS) and not nodes:
         return "plan not parsed"
-    if _holds(trace.final_content, answers) and not _holds(trace.answer, answers):
+    if is_verdict(answers):
+        nodes = []  # a sub-answer "no" is not the verdict: only the evidence checks apply
+    elif _holds(trace.final_content, answers) and not _holds(trace.answer, answers):
         return "short-answer extraction"
     for n in nodes:
         llm_answer = n.meta.get("llm_answer")
@@ -131,7 +147,7 @@ def verification_events(trace: Trace | None, gold: Gold) -> Counter[str]:
     """Nodes where verification changed the LLM's answer: ``wrong→right`` (the corrected answer
     holds a gold answer, the LLM's did not) and ``right→wrong``."""
     out: Counter[str] = Counter()
-    if trace is None:
+    if trace is None or is_verdict(gold.answers):
         return out
     for n in trace.nodes:
         llm_answer = n.meta.get("llm_answer")
