@@ -213,3 +213,24 @@ def test_a_second_echo_falls_back_to_the_verified_path() -> None:
     assert trace.answer == answered[-1].answer.strip().rstrip(".").strip()
     with pytest.raises(ValueError, match="echo_retry"):
         SearChainConfig(echo_retry="again").validate()
+
+
+@pytest.mark.parametrize(("task", "label"), [("factcheck", "(SUPPORTS or REFUTES)?"),
+                                             ("yesno", 'only be "Yes" or "No"')])  # fmt: skip
+def test_the_tracing_turn_asks_the_question_with_its_label(task: str, label: str) -> None:
+    """The paper's FEVER question is the claim plus "(SUPPORTS or REFUTES)?": the tracing turn
+    asks it so too (asked the bare claim, the 1.5B model named an entity: "A 1993 American
+    legal political thriller ..."); ``label_in_tracing=False`` is the earlier turn."""
+    from searchain.methods.baseline_util import LABEL_INSTRUCTIONS
+    from searchain.methods.searchain_rounds import make_rounds
+
+    claim = "The Pelican Brief is based solely on a television series."
+    for on in (True, False):
+        config = SearChainConfig(task=task, label_in_tracing=on)
+        llm = Replay("[Final Content]: It is based on a novel [1]. So the answer is REFUTES.")
+        label_text = LABEL_INSTRUCTIONS[task] if config.label_in_tracing else ""
+        rounds = make_rounds(llm, claim, config.template_name(), "chat", label=label_text)
+        rounds.trace_final(_pairs(), 64, "dialogue")
+        turn = llm.sent[-1][-1]["content"]
+        assert claim in turn and (label in turn) == on
+    assert SearChainConfig().label_in_tracing  # on by default

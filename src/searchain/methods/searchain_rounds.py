@@ -179,6 +179,7 @@ class ChatRounds:
     messages: list[Message] = field(default_factory=list)
     last: str = ""  # the latest assistant chain
     notes: list[str] = field(default_factory=list)
+    label: str = ""  # the task's label instruction, for the tracing turn's [Question]
 
     def __post_init__(self) -> None:
         self.first = self._first_turns()
@@ -234,7 +235,7 @@ class ChatRounds:
         self, path: list[Node], max_tokens: int, context: str = "dialogue"
     ) -> CompletionResult:
         ask = prompts.messages(
-            "searchain/tracing", question=self.question, pairs=render_pairs(path)
+            "searchain/tracing", question=self.question + self.label, pairs=render_pairs(path)
         )
         if context in ("demos", "alone"):
             before = self.demos() if context == "demos" else []
@@ -246,6 +247,12 @@ class ChatRounds:
         return self.llm.chat(messages, max_tokens=max_tokens)
 
 
-def make_rounds(llm: LLM, question: str, template: str, form: str, revise: bool = True) -> Any:
-    cls = ChatRounds if form == "chat" else CompletionRounds
-    return cls(llm, question, template, revise=revise)
+def make_rounds(
+    llm: LLM, question: str, template: str, form: str, revise: bool = True, label: str = ""
+) -> Any:
+    """The rounds of one question. ``label``: the task's label instruction, which the chat
+    tracing turn adds to the question (the completion form traces from the CoQ prompt,
+    whose question already carries it)."""
+    if form == "chat":
+        return ChatRounds(llm, question, template, revise=revise, label=label)
+    return CompletionRounds(llm, question, template, revise=revise)
