@@ -221,16 +221,23 @@ def test_the_tracing_turn_asks_the_question_with_its_label(task: str, label: str
     """The paper's FEVER question is the claim plus "(SUPPORTS or REFUTES)?": the tracing turn
     asks it so too (asked the bare claim, the 1.5B model named an entity: "A 1993 American
     legal political thriller ..."); ``label_in_tracing=False`` is the earlier turn."""
-    from searchain.methods.baseline_util import LABEL_INSTRUCTIONS
-    from searchain.methods.searchain_rounds import make_rounds
+    from searchain.methods.searchain_rounds import SHORT_ANSWER_ENDING, make_rounds
 
     claim = "The Pelican Brief is based solely on a television series."
     for on in (True, False):
         config = SearChainConfig(task=task, label_in_tracing=on)
         llm = Replay("[Final Content]: It is based on a novel [1]. So the answer is REFUTES.")
-        label_text = LABEL_INSTRUCTIONS[task] if config.label_in_tracing else ""
-        rounds = make_rounds(llm, claim, config.template_name(), "chat", label=label_text)
+        labels_of = config.task if config.label_in_tracing else None
+        rounds = make_rounds(llm, claim, config.template_name(), "chat", labels_of=labels_of)
         rounds.trace_final(_pairs(), 64, "dialogue")
         turn = llm.sent[-1][-1]["content"]
         assert claim in turn and (label in turn) == on
+        # the last line names the labels, or asks for a short answer as before
+        assert turn.endswith(SHORT_ANSWER_ENDING) != on
+        assert ("REFUTES" in turn.splitlines()[-1] or "No." in turn.splitlines()[-1]) == on
     assert SearChainConfig().label_in_tracing  # on by default
+    # a span task's turn is the one the committed runs recorded, word for word
+    span = make_rounds(Replay("x"), "Who directed Jaws?", "searchain/coq_multihop", "chat",
+                       labels_of="multihop")  # fmt: skip
+    span.trace_final(_pairs(), 64, "alone")
+    assert span.llm.sent[0][-1]["content"].endswith(SHORT_ANSWER_ENDING)  # type: ignore[attr-defined]

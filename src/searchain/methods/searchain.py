@@ -38,7 +38,6 @@ from dataclasses import dataclass, field, replace
 from searchain import prompts
 from searchain.events import emit
 from searchain.llm import LLM, prompt_form
-from searchain.methods.baseline_util import LABEL_INSTRUCTIONS
 from searchain.methods.coq_parser import Chain, parse_chain, same_query
 from searchain.methods.searchain_config import (
     NO_IR_TASKS,
@@ -151,9 +150,9 @@ class SearChain:
         trace.nodes.append(root)
 
         form = prompt_form(self.llm)
-        label = LABEL_INSTRUCTIONS.get(cfg.task, "") if cfg.label_in_tracing else ""
+        labels_of = cfg.task if cfg.label_in_tracing else None
         rounds: Rounds = make_rounds(
-            self.llm, question, cfg.template_name(), form, self.revise, label
+            self.llm, question, cfg.template_name(), form, self.revise, labels_of
         )
         trace.errors.extend(getattr(rounds, "notes", []))
         parent, chain, chains = root.id, Chain([], "", ""), []

@@ -90,8 +90,9 @@ class SearChainConfig:
     reader_passages: int = field(default=1, metadata={"before": 1})
     echo_retry: str = field(default="none", metadata={"before": "none"})  # see ECHO_RETRY
     # The chat tracing turn asks the [Question] as the CoQ prompt posed it, with the task's
-    # label instruction (FEVER: "(SUPPORTS or REFUTES)?", the paper's question); before, it
-    # asked the bare claim, and the 1.5B model answered a claim with an entity, not a label.
+    # label instruction (FEVER: "(SUPPORTS or REFUTES)?", the paper's question), and asks
+    # for one of the labels; before, it asked the bare claim for "the short answer", and
+    # the 1.5B model answered a claim with an entity or a sentence, not a label.
     label_in_tracing: bool = field(default=True, metadata={"before": False})
 
     def validate(self) -> None:

@@ -29,6 +29,7 @@ from searchain import prompts
 from searchain.events import emit
 from searchain.llm import LLM
 from searchain.llm.base import Message, chat_fits, prompt_fits
+from searchain.methods.baseline_util import LABEL_INSTRUCTIONS
 from searchain.types import CompletionResult, Node, Trace
 
 # A new [Question] is a new demo; "According to this Reference" is the model echoing feedback.
@@ -37,6 +38,13 @@ STOP = ("\n[Question]", "[Question]:", "\n\n\n", "\nAccording to this Reference"
 # ends the chain.
 CHAT_STOP = ("\n[Question]", "\nAccording to this Reference", "\nReference:")
 # The final content is one paragraph; models that go on start a new tag or a new line.
+# The chat tracing turn's last instruction: a short answer, or for a labelled task its
+# labels by name (the 1.5B model ended a FEVER final content with a sentence, not a label).
+SHORT_ANSWER_ENDING = 'End with "So the answer is" and the short answer.'
+TRACING_ENDINGS = {
+    "factcheck": 'End with "So the answer is SUPPORTS." or "So the answer is REFUTES."',
+    "yesno": 'End with "So the answer is Yes." or "So the answer is No."',
+}
 TRACE_STOP = ("\n", "[Question", "[Query", "[Answer", "[Final Content", "[Unsolved")
 
 
@@ -179,7 +187,9 @@ class ChatRounds:
     messages: list[Message] = field(default_factory=list)
     last: str = ""  # the latest assistant chain
     notes: list[str] = field(default_factory=list)
-    label: str = ""  # the task's label instruction, for the tracing turn's [Question]
+    # The task whose labels the tracing turn asks for (None: any short answer): its
+    # [Question] carries the label instruction and its last line names the labels.
+    labels_of: str | None = None
 
     def __post_init__(self) -> None:
         self.first = self._first_turns()
@@ -235,7 +245,10 @@ class ChatRounds:
         self, path: list[Node], max_tokens: int, context: str = "dialogue"
     ) -> CompletionResult:
         ask = prompts.messages(
-            "searchain/tracing", question=self.question + self.label, pairs=render_pairs(path)
+            "searchain/tracing",
+            question=self.question + LABEL_INSTRUCTIONS.get(self.labels_of or "", ""),
+            pairs=render_pairs(path),
+            ending=TRACING_ENDINGS.get(self.labels_of or "", SHORT_ANSWER_ENDING),
         )
         if context in ("demos", "alone"):
             before = self.demos() if context == "demos" else []
@@ -248,11 +261,16 @@ class ChatRounds:
 
 
 def make_rounds(
-    llm: LLM, question: str, template: str, form: str, revise: bool = True, label: str = ""
+    llm: LLM,
+    question: str,
+    template: str,
+    form: str,
+    revise: bool = True,
+    labels_of: str | None = None,
 ) -> Any:
-    """The rounds of one question. ``label``: the task's label instruction, which the chat
-    tracing turn adds to the question (the completion form traces from the CoQ prompt,
-    whose question already carries it)."""
+    """The rounds of one question. ``labels_of``: the task whose labels the chat tracing
+    turn asks for (the completion form traces from the CoQ prompt, whose question and
+    demos already say them)."""
     if form == "chat":
-        return ChatRounds(llm, question, template, revise=revise, label=label)
+        return ChatRounds(llm, question, template, revise=revise, labels_of=labels_of)
     return CompletionRounds(llm, question, template, revise=revise)
