@@ -127,6 +127,10 @@ PAGE = (
     ("hotpotqa", "paper", "demos", "`-O searchain.tracing_context=demos`"),
     ("hotpotqa", "paper", "alone", "`-O searchain.tracing_context=alone`"),
     ("hotpotqa", "paper", "aiq", "`-O searchain.answer_in_query=ignore`"),
+    ("hotpotqa", "paper40", "retry40",
+     "`-O searchain.echo_retry=alone` on 40 tune items (`--limit 40`; `paper40` is the paper's "
+     "defaults on the same 40): a tracing reply that copies the turn is asked again alone "
+     "before the verified-path fallback"),
 )  # fmt: skip
 
 
@@ -135,7 +139,7 @@ def page_text(root: Path, model: str) -> str:
     how = f"`.venv/bin/python bench/tune.py page --model {model} --write`"
     parts = [f"# Tune-split comparisons of {model}", "",
              "Each change judged on the tune items (the data set's items outside the reported "
-             "seed-0 subsample of 50; 20 of them) by the paired difference it makes, before "
+             "seed-0 subsample of 50; 20 of them unless said) by the paired difference it makes, before "
              f"any reported run uses it. Regenerate with {how}; runs: `bench/tune.py run` "
              "(see its docstring)."]  # fmt: skip
     for name, base, variant, what in PAGE:
