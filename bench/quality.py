@@ -116,6 +116,10 @@ RECIPES: dict[str, Recipe] = {
 }  # fmt: skip
 
 
+# prepare steps that write the recipe's own item file (the reported items are its subsample)
+ITEM_FILES = ("cc-facts", "fever-pool")
+
+
 def run_dir(root: Path, model: str, name: str, split: str) -> Path:
     return root / model / (name if split == "report" else f"{name}-tune")
 
@@ -134,6 +138,9 @@ def _index_for(recipe: Recipe, root: Path) -> list[str]:
 def tune_split(recipe: Recipe, limit: int, root: Path | None = None) -> Path:
     """The data set's items outside the reported subsample, in the file's own format (JSON
     Lines or a top-level JSON list), so ``searchain eval`` reads them as usual."""
+    if recipe.prepare in ITEM_FILES:  # its reported items are drawn from another file
+        raise SystemExit(f"{recipe.dataset}: no tune split for a recipe whose items are a "
+                         f"prepared subset ({recipe.prepare}) yet")  # fmt: skip
     src = dataset_path(recipe.dataset)
     reported = {e.id for e in load_dataset(recipe.dataset, limit=limit, seed=0)}
     everything = load_dataset(recipe.dataset)

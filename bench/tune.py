@@ -131,6 +131,9 @@ PAGE = (
      "`-O searchain.echo_retry=alone` on 40 tune items (`--limit 40`; `paper40` is the paper's "
      "defaults on the same 40): a tracing reply that copies the turn is asked again alone "
      "before the verified-path fallback"),
+    ("strategyqa", "plain", "labelled",
+     "the chat tracing turn asks the question with its label instruction and names the labels "
+     "(`label_in_tracing`, on by default since); `plain` is `-O searchain.label_in_tracing=false`"),
 )  # fmt: skip
 
 
@@ -139,9 +142,9 @@ def page_text(root: Path, model: str) -> str:
     how = f"`.venv/bin/python bench/tune.py page --model {model} --write`"
     parts = [f"# Tune-split comparisons of {model}", "",
              "Each change judged on the tune items (the data set's items outside the reported "
-             "seed-0 subsample of 50; 20 of them unless said) by the paired difference it makes, before "
-             f"any reported run uses it. Regenerate with {how}; runs: `bench/tune.py run` "
-             "(see its docstring)."]  # fmt: skip
+             "seed-0 subsample of 50; 20 of them unless said) by the paired difference it "
+             f"makes, before any reported run uses it. Regenerate with {how}; runs: "
+             "`bench/tune.py run` (see its docstring)."]  # fmt: skip
     for name, base, variant, what in PAGE:
         parts += ["", f"**{variant}**: {what}.", "",
                   compare_text(root, model, name, base, variant).rstrip()]  # fmt: skip

@@ -178,6 +178,8 @@ def test_tune_split_holds_no_reported_item(tmp_path: Path, monkeypatch: pytest.M
     tune = {e.id for e in load_dataset(str(path))}
     reported = {e.id for e in load_dataset("hotpotqa", limit=100, seed=0)}
     assert len(tune) == 400 and not tune & reported
+    with pytest.raises(SystemExit, match="prepared subset"):  # FEVER's are the in-pool claims
+        bench.tune_split(bench.RECIPES["fever"], 50)
 
 
 def test_strategyqa_searches_the_pooled_annotated_facts(tmp_path: Path) -> None:
