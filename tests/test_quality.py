@@ -330,3 +330,30 @@ def test_tune_page_is_what_the_committed_tune_runs_say() -> None:
         text = tune.page_text(ROOT / "results" / "quality", model)
         assert page.read_text(encoding="utf-8") == text, page
         assert "paired Δ" in text and "Failure taxonomy" in text
+
+
+# The README's summary rows (benchmark prefix → the set's section and the method whose score
+# the row's third cell gives).
+SUMMARY = {"HotpotQA (": ("hotpotqa", "searchain"), "MuSiQue": ("musique", "searchain"),
+           "StrategyQA": ("strategyqa", "searchain"), "FEVER": ("fever", "searchain"),
+           "Compositional": ("compositional-celebrities", "rebel"),
+           "HotpotQA retrieval": ("llm-url", "llm-url")}  # fmt: skip
+
+
+def test_readme_summary_scores_are_the_quality_page_s() -> None:
+    """The README's summary of the 1.5B runs quotes each proposed method's score as the
+    committed quality page (itself recomputed from the runs above) states it."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    page = (ROOT / "results" / "quality" / "qwen2.5-coder-1.5b" / "README.md").read_text()
+    sections = {s.split(":", 1)[0].rsplit("/ ", 1)[-1]: s for s in page.split("### ")[1:]}
+    seen = 0
+    for line in readme.splitlines():
+        for prefix, (name, method) in SUMMARY.items():
+            if line.startswith(f"| {prefix}"):
+                score = re.search(r"(\d+\.\d) \[", line.split("|")[3])
+                assert score, line
+                assert f"| {method} | {score.group(1)} [" in sections[name], (name, line)
+                seen += 1
+    assert seen == len(SUMMARY)

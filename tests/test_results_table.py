@@ -1,6 +1,7 @@
-"""The README's results table is what the committed run directories (``results/``) say:
-recomputed here from every recorded trace with the current scoring (``searchain report
---rescore``: golds from the dataset the manifest names, no model run)."""
+"""The embedded model's results table (docs/results.md) is what the committed run
+directories (``results/``) say: recomputed here from every recorded trace with the current
+scoring (``searchain report --rescore``: golds from the dataset the manifest names, no model
+run)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ METRICS = ("cover_em", "cover_em_content", "em", "f1")
 
 
 def readme_table() -> dict[str, list[float]]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
     start = text.index(HEADER)
     table = {}
     for line in text[start:].splitlines()[2:]:
