@@ -213,6 +213,8 @@ def test_a_second_echo_falls_back_to_the_verified_path() -> None:
     assert trace.answer == answered[-1].answer.strip().rstrip(".").strip()
     with pytest.raises(ValueError, match="echo_retry"):
         SearChainConfig(echo_retry="again").validate()
+    with pytest.raises(ValueError, match="repeats the tracing call"):
+        SearChainConfig(echo_retry="dialogue").validate()
 
 
 @pytest.mark.parametrize(("task", "label"), [("factcheck", "(SUPPORTS or REFUTES)?"),

@@ -38,6 +38,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from searchain.eval.datasets.base import FEVER_LABELS
 from searchain.scoring.match import cover_em
 from searchain.text import normalize_answer
 from searchain.types import Passage, Trace
@@ -82,7 +83,7 @@ def _retrieved(trace: Trace) -> list[Passage]:
     return [*trace.references, *(p for node in trace.nodes for p in node.passages)]
 
 
-VERDICTS = frozenset({"yes", "no", "supports", "refutes", "not enough info"})
+VERDICTS = frozenset(normalize_answer(v) for v in ("yes", "no", *FEVER_LABELS))
 
 
 def is_verdict(answers: Sequence[str]) -> bool:

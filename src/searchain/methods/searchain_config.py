@@ -111,6 +111,8 @@ class SearChainConfig:
             )
         if self.echo_retry not in ECHO_RETRY:
             raise ValueError(f"echo_retry must be one of {ECHO_RETRY}, not {self.echo_retry!r}")
+        if self.echo_retry == self.tracing_context:  # greedy: the same call, the same copy
+            raise ValueError(f"echo_retry={self.echo_retry!r} repeats the tracing call itself")
         if self.answer_in_query not in ANSWER_IN_QUERY:
             raise ValueError(
                 f"answer_in_query must be one of {ANSWER_IN_QUERY}, not {self.answer_in_query!r}"
