@@ -1,20 +1,29 @@
-"""What reusing cached prompt prefixes saves the local backend: prefill tokens and seconds
-per question, with reuse off (every prompt decoded from its first token) and on (the live KV
-cache plus snapshots of long prompts, ``searchain.llm.kv_states``), for SearChain and
-retrieve-read on the same HotpotQA questions, in one run.
+"""How close the local backend runs to the hardware's limit, and what prefix reuse saves:
+per question, for each method, the prompt tokens, the tokens really prefilled, the *new*
+tokens (those no earlier prompt, output or disk snapshot holds as a prefix: what an ideal
+cache would still prefill), the generated tokens, the *ideal* seconds (prefilled ÷ prefill
+rate + generated ÷ decode rate, both rates measured first in the same run at the thread
+count used), the wall seconds, wall ÷ ideal and seconds ÷ retrieve-read's.
 
-    .venv/bin/python bench/prefix_reuse.py --n 5 [--model qwen2.5-coder-1.5b] [--json]
+    .venv/bin/python bench/prefix_reuse.py --n 10 [--model qwen2.5-coder-1.5b] [--json]
+        [--methods retrieve-read,searchain,searchain-last] [--settings off,on]
 
-The LLM call cache is off, so every call runs. Reuse must not change what the model writes:
+Settings: ``off`` decodes every prompt from its first token; ``on`` reuses the live KV
+cache and snapshots (dialogue prefixes, and static prefixes kept on disk — a fresh, empty
+snapshot directory at the start of the run, so the first question pays for them). The
+LLM call cache is off, so every call runs. Reuse must not change what the model writes:
 the bench counts the questions whose answers differ between the two settings (target 0).
-The issue's goal is printed last: SearChain's seconds per question ≤ 2× retrieve-read's.
+``searchain-last`` is SearChain with ``question_position=last`` (the CoQ instruction and
+demos as one static prefix, the question after them).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -22,78 +31,165 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without installing
 
+from searchain import prompts  # noqa: E402
 from searchain.llm.local import LocalLLM  # noqa: E402
 from searchain.llm.models import DEFAULT_MODEL, model_path  # noqa: E402
 from searchain.methods.registry import build_method  # noqa: E402
 from searchain.retrieval import default_index  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "hotpotqa" / "dev_subsampled.jsonl"
-METHODS = ("retrieve-read", "searchain")
+METHODS = {
+    "retrieve-read": ("retrieve-read", {}),
+    "searchain": ("searchain", {}),
+    "searchain-last": ("searchain", {"question_position": "last"}),
+}
 
 
-def measure(llm: LocalLLM, method_name: str, questions: list[str], reuse: bool) -> dict[str, Any]:
+def rates(llm: LocalLLM) -> dict[str, float]:
+    """Prefill and decode tokens/s of the bare decode calls (no sampling, no Python around
+    them), on the backend's own batch grid: the limit the methods are held against."""
+    reuse, llm.prefix_reuse = llm.prefix_reuse, False
+    text = prompts.fill("searchain/coq_multihop", question="Who directed Jaws?")
+    tokens = llm.tokenize(text)[:512]
+    with llm._lock:
+        llm._prefill(tokens[:32])  # warm-up
+        t0 = time.perf_counter()
+        logits = llm._prefill(tokens)
+        prefill = len(tokens) / (time.perf_counter() - t0)
+        steps = 48
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            logits = llm._decode([int(logits.argmax())])
+        decode = steps / (time.perf_counter() - t0)
     llm.prefix_reuse = reuse
-    method = build_method(method_name, llm, default_index())
-    stats = llm.prefix_states.stats
-    p0, d0 = stats.prompt_tokens, stats.prefilled_tokens
+    return {"prefill_tokens_per_s": prefill, "decode_tokens_per_s": decode}
+
+
+def measure(
+    llm: LocalLLM, name: str, questions: list[str], reuse: bool, speed: dict[str, float]
+) -> dict[str, Any]:
+    llm.prefix_reuse = reuse
+    method_name, options = METHODS[name]
+    method = build_method(method_name, llm, default_index(), **options)
+    s = llm.prefix_states.stats
+    before = (s.prompt_tokens, s.prefilled_tokens, s.new_tokens, s.generated_tokens)
     answers, t0 = [], time.perf_counter()
     for i, q in enumerate(questions, 1):
         answers.append(method.run(q).answer)
-        print(f"\r{method_name} reuse={'on' if reuse else 'off'}: {i}/{len(questions)}",
+        print(f"\r{name} reuse={'on' if reuse else 'off'}: {i}/{len(questions)}",
               end="", file=sys.stderr, flush=True)  # fmt: skip
     print(file=sys.stderr)
     n = len(questions)
+    wall = (time.perf_counter() - t0) / n
+    prompt, prefilled, new, generated = (
+        (after - b) / n
+        for after, b in zip(
+            (s.prompt_tokens, s.prefilled_tokens, s.new_tokens, s.generated_tokens),
+            before,
+            strict=True,
+        )
+    )
+    ideal = prefilled / speed["prefill_tokens_per_s"] + generated / speed["decode_tokens_per_s"]
     return {
-        "seconds_per_question": (time.perf_counter() - t0) / n,
-        "prompt_tokens_per_question": (stats.prompt_tokens - p0) / n,
-        "prefilled_tokens_per_question": (stats.prefilled_tokens - d0) / n,
+        "prompt_tokens_per_question": prompt,
+        "prefilled_tokens_per_question": prefilled,
+        "new_tokens_per_question": new,
+        "generated_tokens_per_question": generated,
+        "ideal_seconds_per_question": ideal,
+        "seconds_per_question": wall,
+        "wall_over_ideal": wall / ideal if ideal else float("nan"),
+        "prefilled_over_new": prefilled / new if new else float("nan"),
         "answers": answers,
     }
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    with DATA.open(encoding="utf-8") as f:
+        questions = [
+            json.loads(ln)["question_text"] for _, ln in zip(range(args.n), f, strict=False)
+        ]
+    # Static-prefix snapshots start empty: the run pays for making them.
+    os.environ["SEARCHAIN_CACHE_DIR"] = tempfile.mkdtemp(prefix="searchain-bench-kv-")
+    threads = args.threads or None
+    llm = LocalLLM(model_path(args.model), api="auto", n_threads=threads)
+    build_method("retrieve-read", llm, default_index()).run("Who wrote Hamlet?")  # warm-up
+    speed = rates(llm)
+    figures: dict[str, Any] = {
+        "model": args.model, "form": llm.form, "questions": args.n,
+        "threads": llm.n_threads,
+        **speed,
+    }  # fmt: skip
+    for name in args.methods:
+        runs = {m: measure(llm, name, questions, m == "on", speed) for m in args.settings}
+        if len(runs) == 2:
+            off, on = runs["off"]["answers"], runs["on"]["answers"]
+            figures[f"{name}:differ"] = [
+                {"question": q, "off": a, "on": b}
+                for q, a, b in zip(questions, off, on, strict=True)
+                if a != b
+            ]
+        for mode, r in runs.items():
+            r.pop("answers")
+            figures[f"{name}:{mode}"] = r
+    for mode in args.settings:
+        rr = figures.get(f"retrieve-read:{mode}")
+        for name in args.methods:
+            f = figures[f"{name}:{mode}"]
+            f["over_retrieve_read"] = (
+                f["seconds_per_question"] / rr["seconds_per_question"] if rr else None
+            )
+    return figures
+
+
+def table(figures: dict[str, Any], methods: list[str], settings: list[str]) -> str:
+    out = [
+        f"Speed against the limit, {figures['model']} ({figures['form']} form), "
+        f"{figures['questions']} HotpotQA questions in one process; measured prefill "
+        f"{figures['prefill_tokens_per_s']:.1f} tokens/s, decode "
+        f"{figures['decode_tokens_per_s']:.1f} tokens/s",
+        "",
+        "| method | reuse | prompt tok/q | prefilled tok/q | new tok/q | prefilled ÷ new | "
+        "generated tok/q | ideal s/q | wall s/q | wall ÷ ideal | ÷ retrieve-read | "
+        "answers differ |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name in methods:
+        for mode in settings:
+            f = figures[f"{name}:{mode}"]
+            differ = figures.get(f"{name}:differ")
+            ratio = f["over_retrieve_read"]
+            out.append(
+                f"| {name} | {mode} | {f['prompt_tokens_per_question']:.0f} | "
+                f"{f['prefilled_tokens_per_question']:.0f} | {f['new_tokens_per_question']:.0f} | "
+                f"{f['prefilled_over_new']:.2f} | {f['generated_tokens_per_question']:.0f} | "
+                f"{f['ideal_seconds_per_question']:.1f} | {f['seconds_per_question']:.1f} | "
+                f"{f['wall_over_ideal']:.2f} | {'' if ratio is None else f'{ratio:.2f}'} | "
+                f"{len(differ) if differ is not None and mode == 'on' else ''} |"
+            )
+    for name in methods:
+        for d in figures.get(f"{name}:differ") or []:
+            out.append(f"\n{name}: {d['question']!r}: off {d['off']!r} / on {d['on']!r}")
+    return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--n", type=int, default=5, help="questions (the first n of HotpotQA)")
     ap.add_argument("--model", default=DEFAULT_MODEL, help="an offline model name")
+    ap.add_argument("--threads", type=int, default=0, help="llama.cpp threads (0: default)")
+    ap.add_argument("--methods", default="retrieve-read,searchain,searchain-last")
+    ap.add_argument("--settings", default="off,on", help="reuse settings to run: off, on")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args(argv)
-
-    with DATA.open(encoding="utf-8") as f:
-        questions = [
-            json.loads(ln)["question_text"] for _, ln in zip(range(args.n), f, strict=False)
-        ]
-    llm = LocalLLM(model_path(args.model), api="auto")
-    build_method("retrieve-read", llm, default_index()).run("Who wrote Hamlet?")  # warm-up
-    figures: dict[str, Any] = {"model": args.model, "form": llm.form, "questions": args.n}
-    for name in METHODS:
-        off = measure(llm, name, questions, reuse=False)
-        on = measure(llm, name, questions, reuse=True)
-        differ = sum(a != b for a, b in zip(off.pop("answers"), on.pop("answers"), strict=True))
-        figures[name] = {"off": off, "on": on, "answers_differ": differ}
-    rr, sc = figures["retrieve-read"], figures["searchain"]
-    figures["searchain_over_retrieve_read"] = (
-        sc["on"]["seconds_per_question"] / rr["on"]["seconds_per_question"]
+    args.methods = [m for m in args.methods.split(",") if m]
+    args.settings = [s for s in args.settings.split(",") if s]
+    unknown = set(args.methods) - set(METHODS) | set(args.settings) - {"off", "on"}
+    if unknown:
+        ap.error(f"unknown method or setting: {', '.join(sorted(unknown))}")
+    figures = run(args)
+    print(
+        json.dumps(figures, indent=2) if args.json else table(figures, args.methods, args.settings)
     )
-    if args.json:
-        print(json.dumps(figures, indent=2))
-        return 0
-    print(f"Prefix reuse, {args.model} ({llm.form} form), {args.n} HotpotQA questions")
-    print("| method | reuse | prompt tokens/q | prefilled tokens/q | s/question | answers differ |")
-    print("|---|---|---|---|---|---|")
-    for name in METHODS:
-        for mode in ("off", "on"):
-            f = figures[name][mode]
-            print(f"| {name} | {mode} | {f['prompt_tokens_per_question']:.0f} | "
-                  f"{f['prefilled_tokens_per_question']:.0f} | {f['seconds_per_question']:.2f} | "
-                  f"{figures[name]['answers_differ'] if mode == 'on' else ''} |")  # fmt: skip
-        off, on = figures[name]["off"], figures[name]["on"]
-        saved = 1 - on["prefilled_tokens_per_question"] / max(
-            1, off["prefilled_tokens_per_question"]
-        )
-        speed = off["seconds_per_question"] / on["seconds_per_question"]
-        print(f"|  {name}: prefill saved {saved:.0%}, speed-up {speed:.2f}× | | | | | |")
-    ratio = figures["searchain_over_retrieve_read"]
-    print(f"SearChain s/question ÷ retrieve-read s/question (reuse on): {ratio:.2f} (goal ≤ 2)")
     return 0
 
 

@@ -38,11 +38,12 @@ from searchain.llm.base import (
     Message,
     render_transcript,
 )
+from searchain.llm.kv_disk import DiskPrefixStore, disk_store_for
 from searchain.llm.kv_states import PrefixStates
 from searchain.types import Completion, CompletionResult, Usage
 
 DEFAULT_MODEL_NAME = "gemma-3-270m-q4_k_m"
-ALIGN = 64  # prompt batches end on multiples of this position (see LocalLLM._decode)
+ALIGN = 32  # prompt batches end on multiples of this position (see LocalLLM._decode)
 
 _MODELS: dict[tuple[Any, ...], Any] = {}  # one loaded model per (path, n_ctx, threads)
 _MODELS_LOCK = threading.Lock()
@@ -122,6 +123,7 @@ class LocalLLM(LLM):
         super().__init__(name, defaults)
         self.model_path = path
         threads = n_threads or int(os.environ.get("SEARCHAIN_THREADS", 0)) or os.cpu_count() or 1
+        self.n_threads = threads
         self._llama = _load(str(path), n_ctx, threads, n_batch)
         # The model and its KV cache are shared state: one decode at a time per model.
         self._lock = _lock_for(self._llama)
@@ -204,31 +206,46 @@ class LocalLLM(LLM):
     def _prefill(self, tokens: list[int], rows_from: int | None = None) -> np.ndarray:
         """Make the KV cache hold ``tokens``, reusing the longest cached prefix that was
         itself decoded as a prompt (on the ``ALIGN`` grid); return the next-token logits
-        (or, with ``rows_from``, the logits of positions ``rows_from..``)."""
+        (or, with ``rows_from``, the logits of positions ``rows_from..``). A static prefix
+        met for the first time (``PrefixStates.static_boundary``) is snapshotted on the way."""
         ll = self._llama
         limit = len(tokens) - 1 if rows_from is None else rows_from
+        states = self.prefix_states
+        stats = states.stats
+        stats.count_new(tokens, states.disk_keys())
         common = self._cached_prefix(tokens, limit) if self.prefix_reuse else 0
-        key, shared = self.prefix_states.best(tokens) if self.prefix_reuse else (None, 0)
+        key, shared = states.best(tokens) if self.prefix_reuse else (None, 0)
         shared = min(shared, limit)
         shared -= shared % ALIGN
         # A snapshot pays when it spares more than a batch of decoding (its copy is ~ms).
-        if key is not None and shared > common + ALIGN and self.prefix_states.restore(ll, key):
+        if key is not None and shared >= common + ALIGN and states.restore(ll, key):
             ll._searchain_prompt_len = len(key)
-            self.prefix_states.stats.reused_tokens += shared - common
+            stats.reused_tokens += shared - common
             common = self._cached_prefix(tokens, limit)
         if not ll._ctx.kv_cache_seq_rm(-1, common, -1):
             ll._ctx.kv_cache_seq_rm(-1, 0, -1)
             common = 0
         ll.n_tokens = common
-        stats = self.prefix_states.stats
         stats.prompt_tokens += len(tokens)
         stats.prefilled_tokens += len(tokens) - common
+        static = states.static_boundary(tokens) if self.prefix_reuse else 0
+        static = min(static, limit)
+        static -= static % ALIGN  # on the grid: stopping there changes no batch
+        if (
+            static >= states.min_static
+            and static >= common  # the live cache may already end there
+            and not states.has(tuple(tokens[:static]))
+        ):
+            if static > common:
+                self._decode(tokens[common:static])
+            states.save_static(ll, tokens[:static])
+            common = static
         out = self._decode(tokens[common:], None if rows_from is None else rows_from - common)
         # Only the prompt part of the cache is on the ALIGN grid; generated tokens are not.
         # Stored on the shared model object: every LocalLLM over it sees the same cache.
         ll._searchain_prompt_len = len(tokens)
         if rows_from is None and self.prefix_reuse:  # later prompts may extend it
-            self.prefix_states.save(ll, tokens)
+            states.save(ll, tokens)
         return out
 
     def _cached_prefix(self, tokens: list[int], limit: int) -> int:
@@ -245,11 +262,24 @@ class LocalLLM(LLM):
 
     @property
     def prefix_states(self) -> PrefixStates:
-        """KV snapshots of long prompts, shared by every LocalLLM over the same model."""
+        """KV snapshots of prompt prefixes, shared by every LocalLLM over the same model;
+        static prefixes also on disk (``kv_disk``) unless ``SEARCHAIN_KV_DISK=0``."""
         ll = self._llama
         if not hasattr(ll, "_searchain_states"):
-            ll._searchain_states = PrefixStates()
+            import llama_cpp
+
+            window = int(llama_cpp.llama_model_n_swa(ll.model))
+            ll._searchain_states = PrefixStates(disk=self._disk_store(), max_tokens=window or None)
         return ll._searchain_states  # type: ignore[no-any-return]
+
+    def _disk_store(self) -> DiskPrefixStore | None:
+        import llama_cpp
+
+        ll = self._llama
+        return disk_store_for(
+            self.model_path, n_ctx=ll.n_ctx(), n_batch=ll.n_batch, align=ALIGN, swa_full=True,
+            llama_cpp=llama_cpp.__version__,
+        )  # fmt: skip
 
     # -- generation ---------------------------------------------------------------------
     def _sample_one(
@@ -262,6 +292,7 @@ class LocalLLM(LLM):
         finish = "length"
         budget = min(p.max_tokens, self._llama.n_ctx() - len(prompt_tokens))
         n_generated = 0
+        ids: list[int] = []
         text = ""
         for _ in range(max(budget, 0)):
             logp = _log_softmax(logits)
@@ -270,6 +301,7 @@ class LocalLLM(LLM):
                 finish = "stop"
                 break
             n_generated += 1
+            ids.append(tok)
             piece = self._llama.detokenize([tok], prev_tokens=None)
             out_bytes += piece
             tokens.append(piece.decode("utf-8", errors="replace"))
@@ -289,6 +321,9 @@ class LocalLLM(LLM):
             logits = self._decode([tok])
         else:
             text = out_bytes.decode("utf-8", errors="ignore")
+        stats = self.prefix_states.stats
+        stats.generated_tokens += n_generated
+        stats.remember(prompt_tokens + ids)  # a later prompt may restate this output
         c = Completion(text=text, finish_reason=finish)
         if p.logprobs:
             c.tokens, c.token_logprobs = tokens, logprobs
@@ -353,6 +388,7 @@ class LocalLLM(LLM):
         with self._lock:
             # Logits of positions len(p)-1 .. end-1 predict the continuation's tokens.
             dists = self._prefill(p_tok + c_tok[:-1], rows_from=len(p_tok) - 1)
+            self.prefix_states.stats.remember(p_tok + c_tok)
         lps = [float(_log_softmax(d)[t]) for d, t in zip(dists, c_tok, strict=True)]
         pieces = [self._llama.detokenize([t]).decode("utf-8", errors="replace") for t in c_tok]
         return ContinuationScore(pieces, lps, Usage(prompt_tokens=len(p_tok) + len(c_tok)))

@@ -60,6 +60,13 @@ ECHO_RETRY = ("none", *TRACING_CONTEXTS)
 # * "ignore": it is no answer — it neither corrects the LLM nor completes an unsolved node
 #   (the reader's verdict stays in the node's meta, with why it was set aside).
 ANSWER_IN_QUERY = ("accept", "ignore")
+# Where the CoQ prompt states the question:
+# * "instruction" (the paper): inline in the instruction at the top, and again after the
+#   demos, so no two questions' prompts share more than the instruction's first words;
+# * "last": only after the demos (the instruction says the [Question] comes after the
+#   examples), so the instruction and demos are one static prefix that is prefilled once
+#   and kept as a KV snapshot (``prompts.QUESTION_LAST``; bench/prefix_reuse.py).
+QUESTION_POSITIONS = ("instruction", "last")
 
 
 @dataclass
@@ -94,6 +101,7 @@ class SearChainConfig:
     # for one of the labels; before, it asked the bare claim for "the short answer", and
     # the 1.5B model answered a claim with an entity or a sentence, not a label.
     label_in_tracing: bool = field(default=True, metadata={"before": False})
+    question_position: str = field(default="instruction", metadata={"before": "instruction"})
 
     def validate(self) -> None:
         if self.task not in TASKS:
@@ -117,6 +125,11 @@ class SearChainConfig:
             raise ValueError(
                 f"answer_in_query must be one of {ANSWER_IN_QUERY}, not {self.answer_in_query!r}"
             )
+        if self.question_position not in QUESTION_POSITIONS:
+            raise ValueError(
+                f"question_position must be one of {QUESTION_POSITIONS}, "
+                f"not {self.question_position!r}"
+            )
         if self.reader_passages < 1:
             raise ValueError(f"reader_passages must be at least 1, not {self.reader_passages}")
         if self.r_max < 1:
@@ -124,6 +137,9 @@ class SearChainConfig:
 
     def template_name(self) -> str:
         """The CoQ prompt this configuration sends in round 1."""
-        if self.template:
-            return self.template
-        return (TASKS if self.use_ir else NO_IR_TASKS)[self.task]
+        name = self.template or (TASKS if self.use_ir else NO_IR_TASKS)[self.task]
+        if self.question_position == "last":
+            from searchain.prompts import QUESTION_LAST
+
+            return name + QUESTION_LAST
+        return name

@@ -23,6 +23,13 @@ from importlib import resources
 from pathlib import Path
 
 HEADER = "# fields:"
+# ``NAME@question-last``: the template with its instruction's inline question taken out, so
+# the instruction and demos form a prefix that is the same for every question (computed
+# once, kept as a KV snapshot); the question is then only where the template's last
+# ``[Question]`` line puts it. The paper's CoQ instruction names the question inline.
+QUESTION_LAST = "@question-last"
+_INLINE_QUESTION = re.compile(r'\[Question\]\s*:\s*"\s*\{question\}\s*"\s*')
+_QUESTION_LAST_TEXT = "[Question] (given after the examples) "
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +94,39 @@ def parse_chat(name: str, text: str) -> ChatTemplate:
     return ChatTemplate(name, base.fields, turns)
 
 
+def _question_last(name: str, body: str) -> str:
+    """``body`` with the first (the instruction's) inline question replaced; the question
+    must still occur later in it."""
+    out, n = _INLINE_QUESTION.subn(_QUESTION_LAST_TEXT, body, count=1)
+    if n == 0 or "{question}" not in out:
+        raise ValueError(
+            f"prompt {name!r} has no inline '[Question]: \"{{question}}\"' before a last "
+            "[Question]; it cannot be put question-last"
+        )
+    return out
+
+
+def _variant(name_or_path: str) -> tuple[str, bool]:
+    if name_or_path.endswith(QUESTION_LAST):
+        return name_or_path[: -len(QUESTION_LAST)], True
+    return name_or_path, False
+
+
 @lru_cache(maxsize=64)
 def load_chat(name_or_path: str) -> ChatTemplate:
+    base, last = _variant(name_or_path)
+    if last:
+        t = load_chat(base)
+        turns = list(t.turns)
+        for i, (role, content) in enumerate(turns):
+            if _INLINE_QUESTION.search(content):
+                turns[i] = (role, _INLINE_QUESTION.sub(_QUESTION_LAST_TEXT, content, count=1))
+                break
+        else:
+            raise ValueError(f"chat prompt {base!r} has no inline question to take out")
+        if not any("{question}" in c for _, c in turns):
+            raise ValueError(f"chat prompt {base!r} asks its question only inline")
+        return ChatTemplate(name_or_path, t.fields, tuple(turns))
     """The chat form of a template: ``NAME.chat.txt`` beside the completion form (a user
     file ``x.chat.txt`` by path, or the chat sibling of a user file ``x.txt``)."""
     path = Path(name_or_path)
@@ -118,7 +156,12 @@ def has_chat(name_or_path: str) -> bool:
 
 @lru_cache(maxsize=64)
 def load(name_or_path: str) -> Template:
-    """A packaged template by name (``"retrieve_read"``) or any template file by path."""
+    """A packaged template by name (``"retrieve_read"``) or any template file by path;
+    ``NAME@question-last`` is its question-last variant (see ``QUESTION_LAST``)."""
+    base, last = _variant(name_or_path)
+    if last:
+        t = load(base)
+        return Template(name_or_path, t.fields, _question_last(base, t.body))
     path = Path(name_or_path)
     if path.suffix == ".txt" and path.is_file():
         return parse(str(path), path.read_text(encoding="utf-8"))
