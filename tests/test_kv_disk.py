@@ -122,7 +122,7 @@ def test_the_directory_is_bounded_least_recently_used_first(tmp_path: Path) -> N
         os.utime(next(p for p in store.keys().values() if p.exists()), None)
     assert len(list(tmp_path.glob("*.kv"))) == 2
     assert set(store.keys()) <= {(2, 2), (3, 3), (1, 1)}
-    assert (3, 3) in store.keys() and store.load  # noqa: SIM118((3, 3)) == bytes(1000)
+    assert (3, 3) in set(store.keys()) and store.load((3, 3)) == bytes(1000)
     assert next(iter(tmp_path.glob("*.kv"))).read_bytes()[: len(MAGIC)] == MAGIC
 
 
