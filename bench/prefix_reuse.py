@@ -6,11 +6,13 @@ rate + generated ÷ decode rate, both rates measured first in the same run at th
 count used), the wall seconds, wall ÷ ideal and seconds ÷ retrieve-read's.
 
     .venv/bin/python bench/prefix_reuse.py --n 10 [--model qwen2.5-coder-1.5b] [--json]
-        [--methods retrieve-read,searchain,searchain-last] [--settings off,on]
+        [--methods retrieve-read,searchain,searchain-last] [--settings off,on] [--threads N]
+    .venv/bin/python bench/prefix_reuse.py --render results/prefix-reuse/MODEL.json
 
 Settings: ``off`` decodes every prompt from its first token; ``on`` reuses the live KV
-cache and snapshots (dialogue prefixes, and static prefixes kept on disk — a fresh, empty
-snapshot directory at the start of the run, so the first question pays for them). The
+cache and snapshots (dialogue prefixes, and static prefixes kept on disk). Each method and
+setting starts cold — no snapshot in memory or on disk, nothing counted as seen — so its
+first question pays for its static prefixes. The
 LLM call cache is off, so every call runs. Reuse must not change what the model writes:
 the bench counts the questions whose answers differ between the two settings (target 0).
 ``searchain-last`` is SearChain with ``question_position=last`` (the CoQ instruction and
@@ -69,6 +71,12 @@ def measure(
     llm: LocalLLM, name: str, questions: list[str], reuse: bool, speed: dict[str, float]
 ) -> dict[str, Any]:
     llm.prefix_reuse = reuse
+    # Each method and setting starts cold: no snapshot in memory or on disk, nothing in the
+    # live cache, nothing seen (so its first question pays for its static prefixes).
+    os.environ["SEARCHAIN_CACHE_DIR"] = tempfile.mkdtemp(prefix="searchain-bench-kv-")
+    if hasattr(llm._llama, "_searchain_states"):
+        del llm._llama._searchain_states
+    llm._llama._searchain_prompt_len = 0
     method_name, options = METHODS[name]
     method = build_method(method_name, llm, default_index(), **options)
     s = llm.prefix_states.stats
@@ -108,8 +116,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         questions = [
             json.loads(ln)["question_text"] for _, ln in zip(range(args.n), f, strict=False)
         ]
-    # Static-prefix snapshots start empty: the run pays for making them.
-    os.environ["SEARCHAIN_CACHE_DIR"] = tempfile.mkdtemp(prefix="searchain-bench-kv-")
     threads = args.threads or None
     llm = LocalLLM(model_path(args.model), api="auto", n_threads=threads)
     build_method("retrieve-read", llm, default_index()).run("Who wrote Hamlet?")  # warm-up
@@ -180,7 +186,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--methods", default="retrieve-read,searchain,searchain-last")
     ap.add_argument("--settings", default="off,on", help="reuse settings to run: off, on")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--render", type=Path, help="print the table of a run saved with --json")
     args = ap.parse_args(argv)
+    if args.render:
+        figures = json.loads(args.render.read_text(encoding="utf-8"))
+        names = [k.split(":")[0] for k in figures if k.endswith((":off", ":on"))]
+        modes = [k.split(":")[1] for k in figures if k.endswith((":off", ":on"))]
+        print(table(figures, list(dict.fromkeys(names)), list(dict.fromkeys(modes))))
+        return 0
     args.methods = [m for m in args.methods.split(",") if m]
     args.settings = [s for s in args.settings.split(",") if s]
     unknown = set(args.methods) - set(METHODS) | set(args.settings) - {"off", "on"}

@@ -233,3 +233,25 @@ def test_query_memory_with_the_packaged_minilm(embedder) -> None:
     exact.add("Where was Kevin Drew born?")
     assert exact.match("where was kevin drew born") is not None
     assert exact.match("When was Kevin Drew born?") is None
+
+
+def test_the_query_memory_embedder_loads_in_the_background_and_embeds_the_same() -> None:
+    """SearChain's MiniLM loads while the first chain is generated (~7 s of imports here);
+    its first use waits for it and gets the same vectors as a model loaded up front."""
+    from searchain.methods.registry import make_embedder
+    from searchain.readers.similarity import Embedder
+
+    background = make_embedder("auto")
+    assert background is not None and background._thread is not None
+    front = Embedder()
+    texts = ["Who directed Jaws?", "Where was Kevin Drew born?"]
+    assert (background.encode(texts) == front.encode(texts)).all()
+    assert not background._thread.is_alive()
+
+
+def test_a_failed_background_load_raises_where_the_model_is_needed(tmp_path) -> None:
+    from searchain.readers.similarity import Embedder
+
+    broken = Embedder(tmp_path, background=True)  # a directory with no model in it
+    with pytest.raises(Exception, match=r"(?i)config|model|sentence|Unrecognized|no such|path"):
+        broken.encode(["Who directed Jaws?"])

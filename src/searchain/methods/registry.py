@@ -65,7 +65,7 @@ def make_embedder(dedup: str) -> Any:
     try:
         from searchain.readers.similarity import Embedder
 
-        return Embedder()
+        return Embedder(background=True)  # loads while the first chain is generated
     except ImportError:
         if dedup == "embedding":
             raise

