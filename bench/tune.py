@@ -131,6 +131,11 @@ PAGE = (
      "`-O searchain.echo_retry=alone` on 40 tune items (`--limit 40`; `paper40` is the paper's "
      "defaults on the same 40): a tracing reply that copies the turn is asked again alone "
      "before the verified-path fallback"),
+    ("hotpotqa", "paper", "question-last",
+     "`-O searchain.question_position=last`: the CoQ instruction without its inline question, "
+     "the demos, then the question, so the instruction and demos are one static prefix "
+     "prefilled once (issue 31); run with this session's local backend (a 32-position batch "
+     "grid instead of 64, which gives the same logits for batches of 8 tokens or more)"),
     ("strategyqa", "plain", "labelled",
      "the chat tracing turn asks the question with its label instruction and names the labels "
      "(`label_in_tracing`, on by default since); `plain` is `-O searchain.label_in_tracing=false`"),
