@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from searchain.llm.kv_disk import DiskPrefixStore
+from searchain.llm.kv_disk import HEAD_TOKENS, HISTORY_HEADS, DiskPrefixStore
 
 SEEN = 256  # sequences remembered for counting new tokens
 
@@ -124,12 +124,12 @@ class PrefixStates:
                 contained = i
             elif n < len(arr):
                 boundary = max(boundary, n)
-        head = arr[:2048]
+        head = arr[:HEAD_TOKENS]
         if contained is not None:
             self._heads[contained] = head  # the grown dialogue replaces its earlier round
         elif not any(_shared(arr, h) == len(arr) for h in self._heads):
             self._heads.append(head)
-            del self._heads[:-24]
+            del self._heads[:-HISTORY_HEADS]
             if self.disk:
                 self.disk.remember(tokens)
         return boundary
