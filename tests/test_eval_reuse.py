@@ -66,6 +66,23 @@ def test_another_model_or_item_set_lends_nothing(tmp_path: Path, change: dict, s
     assert not read_results(new)
 
 
+def test_a_larger_limit_with_the_same_seed_reuses_the_smaller_run(tmp_path: Path) -> None:
+    """Growing 50 seed-0 items to 100 keeps the 50 (the seeded subsample is nested), so their
+    records are taken; with no seed (the first N) or a smaller limit nothing is."""
+    from searchain.eval.datasets.named import subsample
+
+    assert set(subsample(list(range(500)), 50, 0)) <= set(subsample(list(range(500)), 100, 0))
+    old = _old_run(tmp_path / "old", _config())
+    grown = {**_config(), "limit": 100}
+    new = prepare_run_dir(tmp_path / "new", grown, ENV)
+    assert reuse_records(old, new, grown, ENV) == {"retrieve-read": 2, "searchain": 3}
+    unseeded_old = _old_run(tmp_path / "old-unseeded", {**_config(), "seed": None})
+    unseeded = {**_config(), "seed": None, "limit": 100}
+    new2 = prepare_run_dir(tmp_path / "new2", unseeded, ENV)
+    with pytest.raises(ReuseRefused, match="limit"):
+        reuse_records(unseeded_old, new2, unseeded, ENV)
+
+
 def test_another_model_file_or_a_started_run_is_refused(tmp_path: Path) -> None:
     old = _old_run(tmp_path / "old", _config())
     other = {**ENV, "model": {"name": "qwen2.5-coder-1.5b", "bytes": 2}}

@@ -15,19 +15,40 @@ from typing import Any
 
 @dataclass(slots=True)
 class Passage:
-    """A retrievable unit of text. ``id`` is stable (``<doc id>#<n>`` for split documents)."""
+    """A retrievable unit of text. ``id`` is stable (``<doc id>#<n>`` for split documents).
+
+    ``source`` says where in a user's document the passage lies, for passages read from
+    files (``searchain index FOLDER``): ``path`` (relative to the indexed root), ``page``
+    (PDF, 1-based), ``heading`` (the heading path, outermost first), ``start``/``end``
+    (character offsets into the document's extracted text). ``None`` for corpus records.
+    """
 
     id: str
     text: str
     title: str = ""
     score: float | None = None
+    source: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Passage:
-        return cls(id=str(d["id"]), text=d["text"], title=d.get("title", ""), score=d.get("score"))
+        return cls(id=str(d["id"]), text=d["text"], title=d.get("title", ""),
+                   score=d.get("score"), source=d.get("source"))  # fmt: skip
+
+    def locator(self) -> str:
+        """Where a person finds the passage: ``guide.pdf p. 12 · Installation``, or the title
+        for corpus records."""
+        src = self.source
+        if not src or not src.get("path"):
+            return self.title
+        where = str(src["path"])
+        if src.get("page"):
+            where += f" p. {src['page']}"
+        if src.get("heading"):
+            where += " · " + " › ".join(src["heading"])
+        return where
 
     def render(self) -> str:
         """How a passage is shown to an LLM: title first, as the papers' prompts do."""
@@ -166,6 +187,12 @@ class Trace:
     wall_seconds: float = 0.0
     errors: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+
+    def cited(self) -> dict[int, Passage]:
+        """``{mark: passage}`` for every ``[n]`` of the answer that points to a passage."""
+        by_id = {p.id: p for p in self.references}
+        return {c.mark: by_id[c.passage_id] for c in sorted(self.citations, key=lambda c: c.mark)
+                if c.passage_id in by_id}  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         return {

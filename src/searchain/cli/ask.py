@@ -251,7 +251,10 @@ def show_trace(trace: Trace) -> None:
         tag = "" if i in cited else " [dim](not cited)[/]"
         if i in post:
             tag += " [dim](attributed post hoc)[/]"
-        console.print(f"  [{i}] [bold]{escape(p.title)}[/] [dim]{escape(p.id)}[/]{tag}")
+        if p.source and p.source.get("path"):  # a user's document: file, page, heading
+            console.print(f"  [{i}] [bold]{escape(p.locator())}[/]{tag}")
+        else:
+            console.print(f"  [{i}] [bold]{escape(p.title)}[/] [dim]{escape(p.id)}[/]{tag}")
         console.print(f"      [dim]{escape(p.text[:200])}{'…' if len(p.text) > 200 else ''}[/]")
     for e in trace.errors:
         console.print(f"[yellow]warning:[/] {escape(e)}")

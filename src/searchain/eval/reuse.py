@@ -5,7 +5,8 @@ directory that holds the old one refuses to resume — rightly. But the other me
 run (the baselines) would answer exactly as before: ``searchain eval --reuse-from OLD``
 copies their records into the new run instead of recomputing them. A method's records are
 taken only when everything that shapes its answers is the same in both runs: the data set
-and its items (file hash, limit, seed), the model, API form, retriever and index, the
+and its items (file hash, limit, seed; a larger limit with the same seed may reuse a smaller
+run, whose items it holds), the model, API form, retriever and index, the
 method's own resolved settings (``method_config``), and the environment's model file and
 index. Copied records say where they came from (``reused_from``).
 """
@@ -36,7 +37,7 @@ def reusable_methods(
         raise ReuseRefused(f"{source} is not a run directory (no {MANIFEST})")
     old = json.loads(manifest.read_text())["config"]
     shared = sorted(k for k in set(old) | set(config) if k not in PER_METHOD)
-    differ = [k for k in shared if old.get(k) != config.get(k)]
+    differ = [k for k in shared if old.get(k) != config.get(k) and not _grown(k, old, config)]
     if differ:
         raise ReuseRefused(f"{source} was run with another {', '.join(differ)}: its records "
                            "do not answer this run's questions the same way")  # fmt: skip
@@ -45,6 +46,15 @@ def reusable_methods(
         raise ReuseRefused(f"{source}: {'; '.join(changed)}")
     before, now = old.get("method_config", {}), config.get("method_config", {})
     return [m for m in config.get("methods", []) if m in before and before[m] == now.get(m)]
+
+
+def _grown(key: str, old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """A larger ``limit`` with the same seed keeps every item the smaller one picked
+    (``datasets.named.subsample``), so the old records answer a subset of the new items."""
+    if key != "limit" or old.get("seed") != new.get("seed") or old.get("seed") is None:
+        return False
+    before, now = old.get("limit"), new.get("limit")
+    return before is not None and (now is None or now >= before)
 
 
 def reuse_records(source: str | Path, out: str | Path, config: dict[str, Any],

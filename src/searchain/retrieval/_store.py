@@ -1,8 +1,9 @@
 """On-disk passage store: ``passages.jsonl`` plus a numpy array of line offsets.
 
 A search hit is a row number; the store turns row numbers back into (id, title, text) by
-slicing the file at ``offsets[i]:offsets[i + 1]``. With ``mmap=True`` nothing but the pages
-actually touched is read, so a 20 GB corpus costs no RAM to keep searchable.
+slicing the file at ``offsets[i]:offsets[i + 1]``. A line is ``[id, title, text]``, or
+``[id, title, text, source]`` for a passage read from a user's document. With ``mmap=True``
+nothing but the pages actually touched is read, so a 20 GB corpus costs no RAM to keep searchable.
 """
 
 from __future__ import annotations
@@ -46,7 +47,11 @@ class StoreWriter:
         esc = encode_basestring
         buffer, lengths = self._buffer, self._lengths
         for p in passages:
-            line = f"[{esc(p.id)},{esc(p.title)},{esc(p.text)}]\n".encode()
+            if p.source is None:
+                line = f"[{esc(p.id)},{esc(p.title)},{esc(p.text)}]\n".encode()
+            else:  # a document's passage: where it lies in the file, as a fourth element
+                line = (f"[{esc(p.id)},{esc(p.title)},{esc(p.text)},"
+                        f"{json.dumps(p.source, ensure_ascii=False)}]\n").encode()  # fmt: skip
             buffer.append(line)
             lengths.append(len(line))
             if len(buffer) >= _FLUSH_EVERY:
@@ -109,8 +114,8 @@ class PassageStore:
             raw = [data[s:e] for s, e in zip(starts, ends, strict=True)]
         out = []
         for line in raw:
-            pid, title, text = loads(line)
-            out.append(Passage(pid, text, title))
+            row = loads(line)
+            out.append(Passage(row[0], row[2], row[1], None, row[3] if len(row) > 3 else None))
         return out
 
     def close(self) -> None:

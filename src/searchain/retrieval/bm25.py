@@ -77,6 +77,7 @@ class BM25Index:
         b: float = 0.75,
         method: str = "lucene",
         reader: dict[str, Any] | None = None,
+        extra_files: Callable[[], dict[str, str]] | None = None,
     ) -> BM25Index:
         """Index ``passages`` into ``out_dir`` and return the ready index.
 
@@ -84,6 +85,8 @@ class BM25Index:
         once complete, so a failure (say a ``CorpusError`` on line 7) leaves ``out_dir`` as
         it was. ``corpus_path`` is fingerprinted into the metadata for stale detection;
         ``reader`` records how the passages were read from it (format, max_words).
+        ``extra_files`` is called once the passages are consumed, for files to publish with
+        the index (a document folder's manifest), so they appear with it atomically.
         """
         out_dir = Path(out_dir)
         _check_replaceable(out_dir)
@@ -116,6 +119,8 @@ class BM25Index:
                 "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             }
             (tmp / METADATA_FILE).write_text(json.dumps(metadata, indent=2) + "\n")
+            for name, content in (extra_files() if extra_files else {}).items():
+                (tmp / name).write_text(content)
             _publish(tmp, out_dir)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -173,6 +178,14 @@ class BM25Index:
 
     def __len__(self) -> int:
         return len(self._store)
+
+    def close(self) -> None:
+        """Release the passage file (the index stays usable through a new :meth:`load`)."""
+        self._store.close()
+
+    def rows(self, start: int, end: int) -> list[Passage]:
+        """The stored passages at rows ``start`` to ``end - 1``, in index order."""
+        return self._store.get(range(max(0, start), min(end, len(self))))
 
     def search(self, query: str, k: int = 5) -> list[Passage]:
         """The ``k`` best passages for ``query``, best first, with their BM25 ``score``."""
@@ -237,7 +250,8 @@ def _write_index(
     del tokenizer  # its word-level dictionaries are not needed at query time
     log.say(f"{len(token_ids):,} passages, {len(vocab):,} terms; building BM25 matrix")
     retriever = bm25s.BM25(**bm25)
-    retriever.index((token_ids, vocab), show_progress=log.enabled)
+    # bm25s's own tqdm bars would print into a CLI's output: our progress lines suffice.
+    retriever.index((token_ids, vocab), show_progress=False)
     del token_ids
     retriever.save(directory, show_progress=False)
     return retriever

@@ -7,9 +7,12 @@ Supported formats (``fmt=``; detected from the extension and first record when o
 * ``tsv``      DPR ``psgs_w100.tsv``: ``id<TAB>text<TAB>title``, optional header row
 * ``hotpotqa`` HotpotQA in the IRCoT format, contexts pooled (see :mod:`.hotpotqa`)
 * ``json``     a JSON array of ``{"id"?, "title"?, "text"}`` (MuSiQue corpus, full articles)
+* ``title-sentences`` one JSON object ``{"Title": ["sentence", ...], ...}`` (HippoRAG's
+  corpora, HotpotQA's context shape): a document per title, its sentences joined
 
-Any of them may be gzip-compressed (``.gz``). Readers stream: only the ``json`` format holds
-the file in memory, because a JSON array cannot be read record by record otherwise.
+Any of them may be gzip-compressed (``.gz``). Readers stream: only the ``json`` and
+``title-sentences`` formats hold the file in memory, because a JSON document cannot be read
+record by record otherwise.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ __all__ = [
     "read_hotpotqa_pool",
 ]
 
-FORMATS = ("jsonl", "flashrag", "tsv", "hotpotqa", "json")
+FORMATS = ("jsonl", "flashrag", "tsv", "hotpotqa", "json", "title-sentences")
 _TSV_HEADER = ["id", "text", "title"]
 
 
@@ -67,7 +70,21 @@ def detect_format(path: str | Path) -> str:
     except (json.JSONDecodeError, UnicodeDecodeError):
         if b"\t" in first_line:
             return "tsv"
-        raise CorpusError(path, None, "cannot detect the corpus format; pass fmt=") from None
+        if stripped.startswith(b"{"):  # one pretty-printed object: {title: [sentences]}
+            return "title-sentences"
+        raise CorpusError(
+            path,
+            None,
+            f"cannot detect the corpus format; name it with --format (one of {', '.join(FORMATS)}"
+            "; fmt= in Python), or index a folder of documents instead",
+        ) from None
+    if (
+        isinstance(first, dict)
+        and first
+        and "text" not in first
+        and all(isinstance(v, list) for v in first.values())
+    ):
+        return "title-sentences"
     if isinstance(first, dict):
         if "contexts" in first:
             return "hotpotqa"
@@ -104,6 +121,8 @@ def read_documents(path: str | Path, fmt: str | None = None) -> Iterator[Passage
         return read_hotpotqa_pool(path)
     if fmt == "json":
         return _read_json_array(path)
+    if fmt == "title-sentences":
+        return _read_title_sentences(path)
     raise ValueError(f"unknown corpus format {fmt!r}; expected one of {', '.join(FORMATS)}")
 
 
@@ -147,6 +166,24 @@ def _read_jsonl(path: str | Path) -> Iterator[Passage]:
 
 def _read_json_array(path: str | Path) -> Iterator[Passage]:
     return _records_to_passages(path, iter_json_array(path))
+
+
+def _read_title_sentences(path: str | Path) -> Iterator[Passage]:
+    with open_text(path) as f:
+        try:
+            obj = json.load(f)
+        except json.JSONDecodeError as e:
+            raise CorpusError(path, e.lineno, f"invalid JSON ({e.msg})") from None
+    if not isinstance(obj, dict):
+        raise CorpusError(path, 1, 'expected one JSON object {"Title": ["sentence", ...]}')
+    for title, sentences in obj.items():
+        if not isinstance(sentences, list) or not all(isinstance(x, str) for x in sentences):
+            raise CorpusError(path, None, f"{title!r}: expected a list of sentence strings")
+        # HotpotQA-style sentences carry their own leading space; others get one.
+        text = "".join(x if i == 0 or x[:1].isspace() else " " + x
+                       for i, x in enumerate(sentences)).strip()  # fmt: skip
+        if text:
+            yield Passage(str(title), text, str(title))
 
 
 def _read_flashrag(path: str | Path) -> Iterator[Passage]:

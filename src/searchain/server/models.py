@@ -134,11 +134,23 @@ class ErrorOut(BaseModel):
     error: str
 
 
+class SourceOut(BaseModel):
+    """Where a passage of a user's document lies (``searchain index FOLDER``)."""
+
+    path: str
+    page: int | None = None
+    row: int | None = None
+    heading: list[str] = []
+    start: int | None = None
+    end: int | None = None
+
+
 class PassageOut(BaseModel):
     id: str
     text: str
     title: str = ""
     score: float | None = None
+    source: SourceOut | None = None
 
 
 class CitationOut(BaseModel):

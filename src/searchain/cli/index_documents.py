@@ -1,0 +1,82 @@
+"""``searchain index FOLDER...``: the document half of the index command, with its progress
+bar and its report of what changed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from searchain.cli.common import console, err, fail
+
+
+def _index_documents(
+    paths: list[Path],
+    out: Path,
+    include: list[str] | None,
+    exclude: list[str] | None,
+    strict: bool,
+    max_words: int,
+    columns: dict[str, str | None],
+    max_file_mb: float,
+    timeout: float,
+    json_out: bool,
+) -> None:
+    from searchain.retrieval.documents import DocumentIndexError, index_documents
+    from searchain.retrieval.documents import Progress as Callbacks
+
+    bar = Progress(
+        TextColumn("[bold]Indexing[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("files · {task.fields[passages]:,} passages"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=json_out,
+    )
+    task = bar.add_task("files", total=None, passages=0)
+    counted = {"passages": 0}
+
+    def file_done(rel: str, n: int) -> None:
+        counted["passages"] += n
+        bar.update(task, advance=1, passages=counted["passages"])
+
+    callbacks = Callbacks(total=lambda n: bar.update(task, total=n), file_done=file_done)
+    try:
+        with bar:
+            idx, report = index_documents(
+                paths,
+                out,
+                include=include,
+                exclude=exclude,
+                max_words=max_words or None,
+                columns=columns,
+                strict=strict,
+                max_file_mb=max_file_mb,
+                timeout_s=timeout,
+                progress=callbacks,
+            )
+    except (DocumentIndexError, FileExistsError, FileNotFoundError) as e:
+        fail(str(e))
+    if json_out:
+        print(
+            json.dumps(
+                {
+                    "index": str(out),
+                    "kind": "bm25",
+                    "passages": len(idx),
+                    "files": report.to_dict(),
+                },
+                ensure_ascii=False,
+            )
+        )
+        return
+    for name, why in sorted(report.skipped.items()):
+        err.print(f"[yellow]skipped[/] {escape(name)}: {escape(why)}")
+    console.print(
+        f"[green]Indexed {len(idx):,} passages into[/] {escape(str(out))}: "
+        f"{report.summary()} ({report.seconds:.1f} s)"
+    )

@@ -1,0 +1,248 @@
+"""Index folders of documents, incrementally: only new and changed files are read again.
+
+The index directory keeps ``documents.json``: the options it was built with and, per file,
+its size, modification time, SHA-256 and the rows its passages occupy. Indexing the same
+paths again compares each file with it (a file whose size and time are unchanged is not even
+hashed; one whose content hash is unchanged is not re-read), takes the passages of unchanged
+files from the old index, reads only the rest and rebuilds the BM25 matrix (its statistics
+change with any file). The new index is written beside the old one and swapped in whole, so
+an interrupted or failed build leaves the previous index as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from searchain.retrieval.bm25 import METADATA_FILE, BM25Index
+from searchain.retrieval.documents.files import FileEntry, ParseJob, discover, parse_job
+from searchain.retrieval.documents.sandbox import Failure, run_sandboxed
+from searchain.types import Passage
+
+MANIFEST = "documents.json"
+MANIFEST_VERSION = 1
+
+
+class DocumentIndexError(ValueError):
+    """A file could not be indexed and ``strict`` was asked, or nothing could be indexed."""
+
+
+@dataclass(slots=True)
+class IndexReport:
+    """What a build did, file by file (names relative to the indexed roots)."""
+
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    read: list[str] = field(default_factory=list)  # the files parsed this time
+    passages: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "added": self.added,
+            "changed": self.changed,
+            "removed": self.removed,
+            "unchanged": self.unchanged,
+            "skipped": self.skipped,
+            "read": self.read,
+            "passages": self.passages,
+            "seconds": round(self.seconds, 3),
+        }
+
+    def summary(self) -> str:
+        return (
+            f"{len(self.added)} added, {len(self.changed)} changed, {len(self.removed)} "
+            f"removed, {len(self.unchanged)} unchanged, {len(self.skipped)} skipped; "
+            f"{self.passages:,} passages"
+        )
+
+
+@dataclass(slots=True)
+class Progress:
+    """Callbacks a CLI or service turns into a progress bar."""
+
+    total: Callable[[int], None] = lambda n: None
+    file_done: Callable[[str, int], None] = lambda rel, passages: None
+
+
+def index_documents(
+    paths: list[str | Path],
+    out_dir: str | Path,
+    *,
+    include: list[str] | None = None,
+    exclude: list[str] | None = None,
+    max_words: int | None = 100,
+    columns: dict[str, str | None] | None = None,
+    strict: bool = False,
+    max_file_mb: float = 100,
+    workers: int | None = None,
+    timeout_s: float = 60,
+    memory_mb: int = 1536,
+    progress: Progress | None = None,
+) -> tuple[BM25Index, IndexReport]:
+    """Index the documents under ``paths`` (folders and files) into ``out_dir`` (BM25).
+
+    Supported: ``.txt .md .rst .html .pdf .docx``, ``.csv``/``.parquet`` (a row per document,
+    ``columns={"text": ..., "title": ..., "id": ...}``). A file that cannot be read
+    (corrupt, encrypted, binary, too large, over the parser's time or memory bound) is
+    skipped and named in the report; ``strict=True`` makes that an error instead.
+    """
+    t0 = time.perf_counter()
+    out_dir = Path(out_dir)
+    progress = progress or Progress()
+    options = {
+        "max_words": max_words,
+        "columns": columns or {},
+        "include": include or [],
+        "exclude": exclude or [],
+    }
+    files, skipped = discover(
+        [Path(p) for p in paths], include or [], exclude or [], int(max_file_mb * 1e6)
+    )
+    old_manifest, old_index = _previous(out_dir, options)
+    old_files: dict[str, Any] = old_manifest.get("files", {}) if old_manifest else {}
+    report = IndexReport(skipped=dict(skipped))
+    entries: dict[str, dict[str, Any]] = {}
+    to_read: list[FileEntry] = []
+    for f in files:
+        entry, same = _compare(f, old_files.get(f.rel))
+        entries[f.rel] = entry
+        if same and ("rows" in entry or "skipped" in entry):
+            report.unchanged.append(f.rel)
+            if "skipped" in entry:
+                report.skipped[f.rel] = entry["skipped"]
+        else:
+            (report.changed if f.rel in old_files else report.added).append(f.rel)
+            to_read.append(f)
+    report.removed = sorted(set(old_files) - set(entries))
+    report.read = [f.rel for f in to_read]
+    progress.total(len(files))
+    for rel in report.unchanged:
+        progress.file_done(rel, 0)
+
+    cols = columns or {}
+    jobs = [ParseJob(str(f.path), f.rel, f.kind, max_words, cols) for f in to_read]
+    parsed = run_sandboxed(
+        parse_job,
+        jobs,
+        workers=workers or min(4, os.cpu_count() or 1),
+        timeout_s=timeout_s,
+        memory_mb=memory_mb,
+    )
+    rows: dict[str, list[int]] = {}
+
+    def passages() -> Iterator[Passage]:
+        n = 0
+        fresh = iter(parsed)
+        upcoming = next(fresh, None)
+        for f in files:
+            entry = entries[f.rel]
+            if f.rel in report.unchanged:
+                if "rows" not in entry:
+                    continue
+                start, end = entry["rows"]
+                got = old_index.rows(start, end) if old_index else []
+                for p in got:
+                    p.score = None
+                    yield p
+                rows[f.rel] = [n, n + len(got)]
+                n += len(got)
+                continue
+            assert upcoming is not None and upcoming[0].rel == f.rel
+            result = upcoming[1]
+            upcoming = next(fresh, None)
+            if isinstance(result, Failure):
+                if strict:
+                    raise DocumentIndexError(f"{f.rel}: {result.reason} (--strict)")
+                report.skipped[f.rel] = entry["skipped"] = result.reason
+                progress.file_done(f.rel, 0)
+                continue
+            for pid, text, title, source in result:
+                yield Passage(pid, text, title, None, source)
+            rows[f.rel] = [n, n + len(result)]
+            n += len(result)
+            progress.file_done(f.rel, len(result))
+        report.passages = n
+
+    if strict and skipped:
+        name, why = next(iter(skipped.items()))
+        raise DocumentIndexError(f"{name}: {why} (--strict)")
+
+    def manifest() -> dict[str, str]:
+        for rel, span in rows.items():
+            entries[rel]["rows"] = span
+            entries[rel].pop("skipped", None)
+        doc = {
+            "version": MANIFEST_VERSION,
+            "roots": [str(Path(p).resolve()) for p in paths],
+            "options": options,
+            "files": entries,
+            "skipped": {k: v for k, v in report.skipped.items() if k not in entries},
+        }
+        return {MANIFEST: json.dumps(doc, indent=1, ensure_ascii=False) + "\n"}
+
+    try:
+        index = BM25Index.build(
+            passages(),
+            out_dir,
+            show_progress=False,
+            extra_files=manifest,
+            reader={"fmt": "documents", "max_words": max_words},
+        )
+    except ValueError as e:
+        if "empty corpus" in str(e):
+            why = "".join(f"\n  {k}: {v}" for k, v in sorted(report.skipped.items())[:20])
+            raise DocumentIndexError(
+                f"no readable documents under {', '.join(map(str, paths))} "
+                f"({len(report.skipped)} skipped){why}"
+            ) from None
+        raise
+    finally:
+        if old_index is not None:
+            old_index.close()
+    report.seconds = time.perf_counter() - t0
+    return index, report
+
+
+def _previous(
+    out_dir: Path, options: dict[str, Any]
+) -> tuple[dict[str, Any] | None, BM25Index | None]:
+    """The old manifest and index, when they can lend passages to this build."""
+    path = out_dir / MANIFEST
+    if not path.is_file() or not (out_dir / METADATA_FILE).is_file():
+        return None, None
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None, None
+    if manifest.get("version") != MANIFEST_VERSION or manifest.get("options") != options:
+        return None, None  # other splitting or selection: every file is read again
+    try:
+        return manifest, BM25Index.load(out_dir, mmap=True)
+    except (OSError, ValueError, RuntimeError):
+        return None, None
+
+
+def _compare(f: FileEntry, old: dict[str, Any] | None) -> tuple[dict[str, Any], bool]:
+    """The file's manifest entry, and whether its content is what ``old`` recorded."""
+    entry: dict[str, Any] = {"size": f.size, "mtime_ns": f.mtime_ns}
+    if old and old.get("size") == f.size and old.get("mtime_ns") == f.mtime_ns:
+        entry["sha256"] = old.get("sha256")
+    else:
+        with open(f.path, "rb") as fh:
+            entry["sha256"] = hashlib.file_digest(fh, "sha256").hexdigest()
+    same = bool(old) and old.get("sha256") == entry["sha256"]
+    if same and old is not None:
+        for key in ("rows", "skipped"):
+            if key in old:
+                entry[key] = old[key]
+    return entry, same
