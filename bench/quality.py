@@ -44,6 +44,7 @@ RESULTS = ROOT / "results" / "quality"
 DATA = ROOT.parent / "shared" / "data"
 MULTIHOP = ("direct-prompting", "cot", "retrieve-read", "self-ask", "react", "searchain",
             "searchain-no-ir", "searchain-no-verification", "searchain-no-completion")  # fmt: skip
+PAPER_FOUR = ("direct-prompting", "retrieve-read", "self-ask", "searchain")
 # SearChain Table 1 (gpt-3.5-turbo, cover-EM): the rows it has.
 T1_HOTPOT = {"retrieve-read": 34.09, "self-ask": 40.05, "searchain-no-ir": 38.36,
              "searchain": 56.91, "searchain-no-verification": 46.11,
@@ -75,6 +76,9 @@ class Recipe:
     # "sqa-facts": a BM25 index of StrategyQA's annotated facts (strategyqa_facts_index);
     # "fever-pool": the claims whose evidence the demo index holds (fever_in_pool)
     prepare: str | None = None
+    # A larger sample of another set's run (same seed): its finished records are reused
+    # (`searchain eval --reuse-from`), only the new items are answered.
+    grow_from: str | None = None
 
 
 LLM_URL_ALSO = ("doc_recall@1", "passage_recall@1", "passage_recall@10", "valid_url_share",
@@ -111,6 +115,12 @@ RECIPES: dict[str, Recipe] = {
         arms=(("bm25", ("--index", "{wiki_index}")),
               ("llm-url", ("--retriever", "llm-url:m=10"))),
         also=LLM_URL_ALSO),
+    # Issue 30: the papers' comparison on 100 items (a superset of the 50 above), four methods.
+    "hotpotqa-100": Recipe("hotpotqa", PAPER_FOUR, "cover_em", "searchain", T1_HOTPOT,
+                           "SearChain Table 1, gpt-3.5-turbo", grow_from="hotpotqa"),
+    "musique-100": Recipe("musique", PAPER_FOUR, "cover_em", "searchain", T1_MUSIQUE,
+                          "SearChain Table 1, gpt-3.5-turbo",
+                          corpus="musique/musique_train_corpus.json", grow_from="musique"),
     "eli5": Recipe("eli5", ("retrieve-read", "thinkcite"), "claim_recall", "thinkcite", {},
                    "Think&Cite reports ASQA/ELI5 with GPT-4o (see docs/thinkcite.md)"),
 }  # fmt: skip
@@ -269,6 +279,10 @@ def run(args: argparse.Namespace) -> int:
                        "--model", args.model, "--api", args.api, "--concurrency", "1",
                        "--out", str(out / arm if arm else out),
                        *_index_for(recipe, args.root), *prepared, *filled]  # fmt: skip
+                grown = run_dir(args.root, args.model, recipe.grow_from or "", args.split)
+                target = out / arm if arm else out
+                if recipe.grow_from and not (target / "results.jsonl").exists():
+                    cmd += ["--reuse-from", str(grown / arm if arm else grown)]
                 print("$", " ".join(cmd), flush=True)
                 env = {**os.environ, "SEARCHAIN_THREADS": os.environ.get("SEARCHAIN_THREADS", "1")}
                 worst = max(worst, subprocess.run(cmd, check=False, env=env).returncode)

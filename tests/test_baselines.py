@@ -184,6 +184,19 @@ def test_a_setting_added_later_keeps_earlier_run_manifests_valid(llm, index, tmp
         prepare_run_dir(tmp_path, {"method_config": {"searchain": new}})
 
 
+def test_a_setting_without_effect_on_the_task_is_left_out_of_the_manifest(llm, index) -> None:
+    """The label instruction of tracing changes nothing on a span task (its turn is the same
+    word for word), so a HotpotQA run made before the setting existed still lends its records;
+    on a labelled task it is recorded, since it changes the turn."""
+    span = describe(build_method("searchain", llm, index, dedup="exact"))
+    assert "label_in_tracing" not in span
+    labelled = describe(build_method("searchain", llm, index, dedup="exact", task="factcheck"))
+    assert labelled["label_in_tracing"] is True
+    off = describe(build_method("searchain", llm, index, dedup="exact", task="factcheck",
+                                label_in_tracing=False))  # fmt: skip
+    assert "label_in_tracing" not in off  # the value from before the setting existed
+
+
 def test_no_demo_comes_from_an_evaluated_data_set(data_dir) -> None:
     demo_questions = set()
     for name in ("direct", "cot", "self_ask", "react"):

@@ -72,8 +72,11 @@ def describe(method: Any) -> dict[str, Any]:
         # before it existed (its field's metadata "before"): a run made before it was added
         # resumes, a run that sets it otherwise is a different configuration.
         values = dataclasses.asdict(config)
+        inert = config.inert_settings() if hasattr(config, "inert_settings") else set()
         for f in dataclasses.fields(config):
-            if "before" in f.metadata and values[f.name] == f.metadata["before"]:
+            if "before" in f.metadata and (
+                values[f.name] == f.metadata["before"] or f.name in inert
+            ):
                 del values[f.name]
         out.update(values)
     else:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from searchain.methods.baseline_util import LABEL_INSTRUCTIONS
+
 # The CoQ prompt of each task with IR (the paper's figures 9-12) ...
 TASKS = {
     "multihop": "searchain/coq_multihop",  # HotpotQA, MuSiQue, 2Wiki, zsRE, T-REx (fig. 11)
@@ -102,6 +104,13 @@ class SearChainConfig:
     # the 1.5B model answered a claim with an entity or a sentence, not a label.
     label_in_tracing: bool = field(default=True, metadata={"before": False})
     question_position: str = field(default="instruction", metadata={"before": "instruction"})
+
+    def inert_settings(self) -> set[str]:
+        """Settings that change nothing under this configuration (a run manifest leaves them
+        out, so a run made before they existed still resumes): the label instruction of
+        tracing on a task without labels (HotpotQA's, MuSiQue's turn is the same word for
+        word either way, tests/test_searchain_tracing.py)."""
+        return set() if self.task in LABEL_INSTRUCTIONS else {"label_in_tracing"}
 
     def validate(self) -> None:
         if self.task not in TASKS:
