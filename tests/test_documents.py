@@ -284,3 +284,22 @@ def test_cli_indexes_a_folder_and_a_title_sentences_corpus(tmp_path: Path, folde
         env=env,
     )
     assert run.returncode == 1 and "name it with --format" in run.stderr
+
+
+def test_building_an_index_prints_no_log_line_of_bm25s(tmp_path: Path) -> None:
+    """bm25s sets its logger to DEBUG; once a CLI configures logging (``ask`` does), its
+    "Building index from IDs" reached the terminal before the first answer."""
+    import logging
+
+    from searchain.types import Passage
+
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    logging.getLogger().addHandler(handler)
+    try:
+        BM25Index.build([Passage("a", "alpha beta"), Passage("b", "gamma")], tmp_path / "i",
+                        show_progress=False)  # fmt: skip
+    finally:
+        logging.getLogger().removeHandler(handler)
+    assert not [r.getMessage() for r in records if r.name.startswith("bm25s")]

@@ -3,7 +3,7 @@
     from searchain.api import ask, index_folder
 
     index = index_folder("docs/", "docs-index")
-    trace = ask("How do I resume an interrupted evaluation?", index=index)
+    trace = ask("Which command resumes an interrupted evaluation run?", index=index)
     print(trace.final_content)
     for mark, passage in trace.cited().items():
         print(f"[{mark}] {passage.locator()}")

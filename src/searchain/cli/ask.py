@@ -255,7 +255,8 @@ def show_trace(trace: Trace) -> None:
             console.print(f"  [{i}] [bold]{escape(p.locator())}[/]{tag}")
         else:
             console.print(f"  [{i}] [bold]{escape(p.title)}[/] [dim]{escape(p.id)}[/]{tag}")
-        console.print(f"      [dim]{escape(p.text[:200])}{'…' if len(p.text) > 200 else ''}[/]")
+        excerpt = " ".join(p.text[:200].split())  # PDF text breaks every printed line
+        console.print(f"      [dim]{escape(excerpt)}{'…' if len(p.text) > 200 else ''}[/]")
     for e in trace.errors:
         console.print(f"[yellow]warning:[/] {escape(e)}")
     u = trace.usage

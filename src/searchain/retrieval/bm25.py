@@ -12,6 +12,7 @@ import contextlib
 import datetime as dt
 import gc
 import json
+import logging
 import os
 import re
 import shutil
@@ -29,6 +30,10 @@ import Stemmer
 from searchain.retrieval._store import PassageStore, StoreWriter
 from searchain.retrieval.corpus import corpus_fingerprint, detect_format, read_corpus
 from searchain.types import Passage
+
+# bm25s sets its own logger to DEBUG on import, so once a CLI configures logging its
+# "Building index from IDs" lines reach the user's terminal: keep them at warnings.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 __all__ = ["FORMAT_VERSION", "BM25Index", "StaleIndexError"]
 

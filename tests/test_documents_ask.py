@@ -1,0 +1,114 @@
+"""Asking questions about a folder of real documents (the project's own Markdown docs beside a
+PDF manual), with the real embedded model: the answer cites the file and page, through the
+CLI, the HTTP API and the Python API exactly as the README prints it."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from documents_kit import write_guide_pdf
+from serverkit import serving
+from typer.testing import CliRunner
+
+from searchain.cli import app as cli_app
+from searchain.llm import make_llm
+from searchain.retrieval.documents import index_documents
+from searchain.server import Engine
+from searchain.types import Trace
+
+try:
+    import httpx2 as httpx
+except ImportError:  # pragma: no cover
+    import httpx  # type: ignore[no-redef]
+
+ROOT = Path(__file__).resolve().parents[1]
+QUESTION = "What does error E42 on the Frobnicator display mean?"
+FAST = ["-O", "searchain.r_max=2", "-O", "searchain.max_tokens=96"]
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def doc_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("docs")
+    shutil.copytree(ROOT / "docs", root / "project", ignore=shutil.ignore_patterns("*.png"))
+    (root / "manuals").mkdir()
+    write_guide_pdf(root / "manuals" / "guide.pdf")
+    out = root.parent / (root.name + "-index")
+    index_documents([root], out)
+    return out
+
+
+def _cites_the_manual_page(trace: Trace) -> bool:
+    return any(
+        p.source and p.source["path"] == "manuals/guide.pdf" and p.source["page"] == 3
+        for p in trace.cited().values()
+    )
+
+
+def test_cli_answer_cites_file_and_page(doc_index: Path, tmp_path: Path) -> None:
+    env = {"COLUMNS": "100", "SEARCHAIN_CACHE_DIR": str(tmp_path)}
+    res = CliRunner().invoke(
+        cli_app, ["ask", QUESTION, "--index", str(doc_index), "--threads", "1", *FAST], env=env
+    )
+    assert res.exit_code == 0, res.output
+    refs = res.output.split("References", 1)[1]
+    assert re.search(r"\[\d\] manuals/guide\.pdf p\. 3 · Troubleshooting", refs), res.output
+    res = CliRunner().invoke(
+        cli_app, ["ask", QUESTION, "--index", str(doc_index), "--json", *FAST], env=env
+    )
+    assert _cites_the_manual_page(Trace.from_dict(__import__("json").loads(res.stdout)))
+
+
+def test_http_api_answer_carries_the_source(doc_index: Path, tmp_path: Path) -> None:
+    from searchain.retrieval import BM25Index
+
+    engine = Engine(make_llm("local", cache=tmp_path / "calls.sqlite"), BM25Index.load(doc_index))
+    with serving(engine) as url:
+        res = httpx.post(f"{url}/v1/ask", json={"question": QUESTION, "method": "searchain",
+                                                "options": {"r_max": 2}}, timeout=300)  # fmt: skip
+    assert res.status_code == 200, res.text
+    body = res.json()
+    pdf = [r for r in body["references"] if (r.get("source") or {}).get("path") ==
+           "manuals/guide.pdf"]  # fmt: skip
+    assert (
+        pdf and pdf[0]["source"]["page"] == 3 and pdf[0]["source"]["heading"] == ["Troubleshooting"]
+    )
+    assert _cites_the_manual_page(Trace.from_dict(body))
+
+
+def _readme_python() -> str:
+    text = (ROOT / "README.md").read_text()
+    return text.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+@contextlib.contextmanager
+def _cwd(path: Path) -> Iterator[None]:
+    old = Path.cwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def test_readme_python_api_runs_as_printed(tmp_path: Path, monkeypatch) -> None:
+    code = _readme_python()
+    assert len(code.strip().splitlines()) <= 7  # the import, then at most 6 lines
+    shutil.copytree(ROOT / "docs", tmp_path / "docs", ignore=shutil.ignore_patterns("*.png"))
+    monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path / "cache"))
+    out = io.StringIO()
+    with _cwd(tmp_path), contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {})
+    printed = out.getvalue()
+    assert (tmp_path / "docs-index" / "documents.json").is_file()
+    cited = re.findall(r"^\[\d+\] (\S+\.md)", printed, flags=re.M)
+    assert cited, printed  # every cited source names its Markdown file
+    assert all((tmp_path / "docs" / name).is_file() for name in cited)
