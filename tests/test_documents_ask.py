@@ -13,15 +13,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from documents_kit import write_guide_pdf
-from serverkit import serving
 from typer.testing import CliRunner
 
+from documents_kit import write_guide_pdf
 from searchain.cli import app as cli_app
 from searchain.llm import make_llm
 from searchain.retrieval.documents import index_documents
 from searchain.server import Engine
 from searchain.types import Trace
+from serverkit import serving
 
 try:
     import httpx2 as httpx
