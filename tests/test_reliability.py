@@ -66,6 +66,28 @@ def test_a_second_writer_is_refused_naming_the_holder(tmp_path: Path) -> None:
     RunLock(tmp_path).acquire().release()  # released: free again
 
 
+def test_a_released_lock_leaves_no_file_and_a_racing_holder_relocks(tmp_path: Path) -> None:
+    """A finished run leaves no run.lock behind; a process that opened the old file just
+    before it was deleted does not end up holding a lock on a deleted file."""
+    import os
+
+    from searchain.eval.rundir import LOCK, RunLock, RunLocked
+
+    first = RunLock(tmp_path).acquire()
+    stale_fd = os.open(tmp_path / LOCK, os.O_RDWR)  # a racer's open, before the release
+    first.release()
+    assert not (tmp_path / LOCK).exists()
+    second = RunLock(tmp_path).acquire()
+    try:
+        assert os.fstat(stale_fd).st_ino != os.stat(tmp_path / LOCK).st_ino
+        with pytest.raises(RunLocked):
+            RunLock(tmp_path).acquire()  # the live file is held: one writer at a time
+    finally:
+        os.close(stale_fd)
+        second.release()
+    assert not (tmp_path / LOCK).exists()
+
+
 def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path: Path) -> None:
     import json
     import subprocess

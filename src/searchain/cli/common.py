@@ -92,7 +92,9 @@ ReferenceOpt = Annotated[
 
 def fail(message: str, code: int = 1) -> None:
     """Print the error and exit with ``code`` (raises :class:`typer.Exit`, never returns)."""
-    err.print(f"[bold red]error:[/] {escape(message)}")
+    # soft_wrap: the terminal wraps a long message, Rich does not break it into lines of
+    # its own (which split words of the message at the console width, e.g. in logs and tests)
+    err.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
     raise typer.Exit(code)
 
 

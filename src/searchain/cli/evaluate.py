@@ -231,7 +231,8 @@ def eval_(
                "{task.total} done, {task.fields[failed]} failed"), TimeElapsedColumn(),
                TimeRemainingColumn())  # fmt: skip
     with Progress(*columns, console=err) as bar:
-        task = bar.add_task("evaluating", total=None, failed=0)
+        # The total is known before the first item: "0/None done" told a person nothing.
+        task = bar.add_task("evaluating", total=len(items) * len(names), failed=0)
 
         def progress(summary: object, total: int) -> None:
             bar.update(task, total=total, completed=summary.done + summary.failed,  # type: ignore[attr-defined]

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -47,18 +48,29 @@ class RunLock:
 
     def acquire(self) -> RunLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            else:  # pragma: no cover
-                _claim_without_flock(self.path)
-        except OSError:
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                if fcntl is not None:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                else:  # pragma: no cover
+                    _claim_without_flock(self.path)
+            except OSError:
+                os.close(fd)
+                raise RunLocked(
+                    f"{self.path.parent} is being written by another process "
+                    f"({_holder(self.path)}); wait for it to finish, stop it, or use another "
+                    "--out"
+                ) from None
+            # The holder deletes the file when it releases it: a lock taken on a file that
+            # was deleted meanwhile is a lock on nothing, so it is taken again on the new one.
+            try:
+                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
             os.close(fd)
-            raise RunLocked(
-                f"{self.path.parent} is being written by another process "
-                f"({_holder(self.path)}); wait for it to finish, stop it, or use another --out"
-            ) from None
         previous = _read(self.path)
         if previous.get("pid") not in (None, os.getpid()):
             log.info("taking over %s from pid %s, which has ended", self.path, previous["pid"])
@@ -70,7 +82,11 @@ class RunLock:
 
     def release(self) -> None:
         if self._fd is not None:
-            os.close(self._fd)  # closing drops the flock; the file stays, for the next holder
+            # Deleted while still held (a finished run leaves no run.lock behind); a waiting
+            # acquirer sees the file gone and locks a new one (acquire's inode check).
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path)
+            os.close(self._fd)  # closing drops the flock
             self._fd = None
 
     def __enter__(self) -> RunLock:
