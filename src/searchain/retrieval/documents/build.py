@@ -45,6 +45,7 @@ class IndexReport:
     read: list[str] = field(default_factory=list)  # the files parsed this time
     passages: int = 0
     seconds: float = 0.0
+    parser_peak_mb: float = 0.0  # the parser workers' largest peak memory
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -56,6 +57,7 @@ class IndexReport:
             "read": self.read,
             "passages": self.passages,
             "seconds": round(self.seconds, 3),
+            "parser_peak_mb": round(self.parser_peak_mb, 1),
         }
 
     def summary(self) -> str:
@@ -130,6 +132,7 @@ def index_documents(
         progress.file_done(rel, 0)
 
     cols = columns or {}
+    stats: dict[str, float] = {}
     jobs = [ParseJob(str(f.path), f.rel, f.kind, max_words, cols) for f in to_read]
     parsed = run_sandboxed(
         parse_job,
@@ -137,6 +140,7 @@ def index_documents(
         workers=workers or min(4, os.cpu_count() or 1),
         timeout_s=timeout_s,
         memory_mb=memory_mb,
+        stats=stats,
     )
     rows: dict[str, list[int]] = {}
 
@@ -210,6 +214,7 @@ def index_documents(
         if old_index is not None:
             old_index.close()
     report.seconds = time.perf_counter() - t0
+    report.parser_peak_mb = stats.get("worker_peak_mb", 0.0)
     return index, report
 
 

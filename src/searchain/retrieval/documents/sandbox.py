@@ -84,6 +84,17 @@ class _Worker:
         self.process.join(5)
         self.conn.close()
 
+    def peak_mb(self) -> float:
+        """The worker's peak resident memory so far (Linux; 0 where unknown)."""
+        try:
+            with open(f"/proc/{self.process.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024
+        except (OSError, ValueError):
+            pass
+        return 0.0
+
     def stop(self) -> None:
         with contextlib.suppress(OSError):
             self.conn.send(None)
@@ -101,9 +112,11 @@ def run_sandboxed(
     workers: int = 2,
     timeout_s: float = 60.0,
     memory_mb: int = 1536,
+    stats: dict[str, float] | None = None,
 ) -> Iterator[tuple[Any, Any]]:
     """``(job, task(job))`` for each job, in order; a :class:`Failure` where it failed,
-    ran past ``timeout_s``, ran out of memory or killed its worker."""
+    ran past ``timeout_s``, ran out of memory or killed its worker. ``stats`` receives
+    ``worker_peak_mb``, the largest peak memory of a worker that finished normally."""
     pending = list(jobs)
     if not pending:
         return
@@ -147,5 +160,8 @@ def run_sandboxed(
                 yield pending[next_out], done.pop(next_out)
                 next_out += 1
     finally:
+        peak = max(w.peak_mb() for w in pool)
+        if stats is not None:
+            stats["worker_peak_mb"] = max(stats.get("worker_peak_mb", 0.0), peak)
         for w in pool:
             w.stop()
