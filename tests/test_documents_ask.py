@@ -112,3 +112,55 @@ def test_readme_python_api_runs_as_printed(tmp_path: Path, monkeypatch) -> None:
     cited = re.findall(r"^\[\d+\] (\S+\.md)", printed, flags=re.M)
     assert cited, printed  # every cited source names its Markdown file
     assert all((tmp_path / "docs" / name).is_file() for name in cited)
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+
+def test_viewer_shows_a_cited_passage_in_its_document(doc_index: Path, tmp_path: Path) -> None:
+    """The reference names file, page and heading; "show in document" puts the passage
+    between its neighbours in the file (GET /v1/passages/context)."""
+    import playwright.sync_api as playwright_api
+
+    from searchain.retrieval import BM25Index
+
+    index = BM25Index.load(doc_index)
+    engine = Engine(make_llm("local", cache=tmp_path / "calls.sqlite"), index)
+    with serving(engine) as url:
+        ctx = httpx.get(f"{url}/v1/passages/context", params={"id": "manuals/guide.pdf#2"})
+        assert ctx.status_code == 200, ctx.text
+        body = ctx.json()
+        assert body["passage"]["source"]["page"] == 3 and not body["after"]
+        assert [p["source"]["page"] for p in body["before"]] == [2]
+        missing = httpx.get(f"{url}/v1/passages/context", params={"id": "manuals/guide.pdf#9"})
+        assert missing.status_code == 404
+        if not CHROMIUM.exists():
+            pytest.fail("chromium not found at /usr/bin/chromium: run scripts/install.sh test")
+        with playwright_api.sync_playwright() as p:
+            browser = p.chromium.launch_persistent_context(
+                str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True,
+                args=ARGS, viewport={"width": 1280, "height": 900},
+            )  # fmt: skip
+            page = browser.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(url + "/")
+            page.wait_for_selector("#method option[value=searchain]", state="attached")
+            page.fill("#question", QUESTION)
+            page.click("details.options summary")
+            page.fill("#opt-r_max", "2")
+            page.click("#ask")
+            page.wait_for_selector("#answer", timeout=300_000)
+            ref = page.locator("#refs li", has_text="manuals/guide.pdf p. 3 · Troubleshooting")
+            assert ref.count() == 1, page.locator("#refs").inner_text()
+            ref.locator("button.in-doc").click()
+            doc = ref.locator(".doc-context")
+            doc.wait_for(timeout=30_000)
+            assert "quartz crystal" in doc.locator(".ctx-here mark").inner_text()
+            assert "ninety days" in doc.locator(".ctx-dim").first.inner_text()  # page 2
+            assert not errors, errors
+            browser.close()

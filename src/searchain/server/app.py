@@ -180,6 +180,26 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
         method = await prepare(req)
         return EventStream(_stream(engine, method, req.question, s))  # type: ignore[attr-defined]
 
+    @app.get(
+        "/v1/passages/context", response_model=m.ContextOut, responses=NOT_FOUND,
+        dependencies=auth,
+    )  # fmt: skip
+    def passage_context(
+        id: Annotated[str, Query(min_length=1, max_length=2000, description="A passage id")],
+        around: Annotated[int, Query(ge=0, le=5)] = 1,
+    ) -> Any:
+        """A passage of a document index with its neighbours in the same file (the viewer
+        shows a citation in its document's context); 404 for other indexes."""
+        from searchain.retrieval import BM25Index
+        from searchain.retrieval.documents.context import passage_context as context_of
+
+        found = None
+        if isinstance(engine.retriever, BM25Index):
+            found = context_of(engine.retriever, id, around)
+        if found is None:
+            raise ApiError(404, "no document passage with that id in this server's index")
+        return found.to_dict()
+
     @app.get("/v1/methods", response_model=m.MethodsOut, responses=ERRORS, dependencies=auth)
     async def methods() -> Any:
         from searchain.methods import registry

@@ -153,6 +153,14 @@ class PassageOut(BaseModel):
     source: SourceOut | None = None
 
 
+class ContextOut(BaseModel):
+    """A document passage and its neighbours in the same file (``GET /v1/passages/context``)."""
+
+    passage: PassageOut
+    before: list[PassageOut] = []
+    after: list[PassageOut] = []
+
+
 class CitationOut(BaseModel):
     mark: int
     passage_id: str | None

@@ -129,7 +129,8 @@ async function ask(e) {
       else if (event === "error") throw new Error(data.error);
       else if (event === "trace") {
         progress("done");
-        renderTrace($("ask-result"), data);
+        renderTrace($("ask-result"), data,
+          (id) => api(`/v1/passages/context?id=${encodeURIComponent(id)}&around=1`));
       }
     }
   } catch (err) {

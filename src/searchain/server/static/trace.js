@@ -108,7 +108,38 @@ function modelCalls(trace) {
   return h("section", { class: "card", "aria-label": "Model calls" }, box);
 }
 
-export function renderTrace(container, trace) {
+// Where a passage of a user's document lies: "guide.pdf p. 12 · Installation".
+function locator(p) {
+  const s = p.source;
+  if (!s || !s.path) return null;
+  let where = s.path;
+  if (s.page) where += ` p. ${s.page}`;
+  if (s.row) where += ` row ${s.row}`;
+  if (s.heading && s.heading.length) where += ` · ${s.heading.join(" › ")}`;
+  return where;
+}
+
+// The passage between its neighbours in the document (loaded on request).
+function inDocument(body, p, loadContext) {
+  const button = h("button", { type: "button", class: "in-doc" }, "show in document");
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      const ctx = await loadContext(p.id);
+      const doc = h("div", { class: "doc-context", "aria-label": `${locator(p)} in its document` });
+      for (const q of ctx.before) doc.append(h("p", { class: "ctx-dim" }, q.text));
+      doc.append(h("p", { class: "ctx-here" }, h("mark", {}, ctx.passage.text)));
+      for (const q of ctx.after) doc.append(h("p", { class: "ctx-dim" }, q.text));
+      body.replaceWith(doc);
+      button.remove();
+    } catch (e) {
+      button.textContent = `no context: ${e.message}`;
+    }
+  });
+  return button;
+}
+
+export function renderTrace(container, trace, loadContext = null) {
   container.replaceChildren();
   const refsList = h("ol", { class: "refs", id: "refs" });
   const highlight = (n) => {
@@ -134,10 +165,12 @@ export function renderTrace(container, trace) {
   const refs = trace.references || [];
   const cited = new Set((trace.citations || []).filter((c) => c.passage_id).map((c) => c.mark));
   refs.forEach((p, i) => {
+    const where = locator(p);
+    const body = h("div", {}, p.text);
     const li = h("li", { "data-ref": String(i + 1), tabindex: "-1", id: `ref-${i + 1}` },
-      h("strong", {}, p.title || "(untitled)"), " ",
-      h("span", { class: "pid" }, `${p.id}${cited.has(i + 1) ? "" : " · not cited"}`),
-      h("div", {}, p.text));
+      h("strong", {}, where || p.title || "(untitled)"), " ",
+      h("span", { class: "pid" }, where ? (cited.has(i + 1) ? "" : "not cited") : `${p.id}${cited.has(i + 1) ? "" : " · not cited"}`),
+      body, where && loadContext ? inDocument(body, p, loadContext) : null);
     refsList.append(li);
   });
   container.append(h("section", { class: "card", "aria-label": "References" },

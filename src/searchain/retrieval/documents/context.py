@@ -1,0 +1,58 @@
+"""A passage of a document index with its neighbours: the text around a citation.
+
+A document's passages occupy consecutive rows of the index (the manifest records each
+file's span), and a passage's id is ``<path>#<n>``, its place in the file; so the passages
+just before and after it in the same file are rows away, with no search.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from searchain.retrieval.bm25 import BM25Index
+from searchain.retrieval.documents.build import MANIFEST
+from searchain.types import Passage
+
+
+@dataclass(slots=True)
+class PassageContext:
+    passage: Passage
+    before: list[Passage] = field(default_factory=list)
+    after: list[Passage] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"passage": self.passage.to_dict(),
+                "before": [p.to_dict() for p in self.before],
+                "after": [p.to_dict() for p in self.after]}  # fmt: skip
+
+
+@lru_cache(maxsize=8)
+def _spans(manifest: Path, mtime_ns: int) -> dict[str, tuple[int, int]]:
+    files = json.loads(manifest.read_text()).get("files", {})
+    return {rel: (e["rows"][0], e["rows"][1]) for rel, e in files.items() if "rows" in e}
+
+
+def passage_context(index: BM25Index, passage_id: str, around: int = 1) -> PassageContext | None:
+    """The passage ``passage_id`` and up to ``around`` passages of its file on each side;
+    ``None`` when the index is no document index or holds no such passage."""
+    manifest = Path(index.path) / MANIFEST
+    if not manifest.is_file():
+        return None
+    spans = _spans(manifest, manifest.stat().st_mtime_ns)
+    rel, sep, n = passage_id.rpartition("#")
+    if not sep or rel not in spans or not n.isdigit():
+        return None
+    start, end = spans[rel]
+    row = start + int(n)
+    if not start <= row < end:
+        return None
+    lo, hi = max(start, row - around), min(end, row + around + 1)
+    rows = index.rows(lo, hi)
+    at = row - lo
+    if rows[at].id != passage_id:  # an index whose rows do not follow the ids: no context
+        return None
+    return PassageContext(rows[at], rows[:at], rows[at + 1 :])
