@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -12,6 +13,12 @@ import pytest
 _SRC = Path(__file__).resolve().parents[1] / "src"
 if str(_SRC) not in sys.path:
     sys.path.insert(0, str(_SRC))
+
+
+# `searchain ask`/`serve` and the Python API answer with the 1.5B instruct model unless told
+# otherwise; the tests name the model they need, so the suite's time does not grow with that
+# default (and the 1.5B is not in the test extra). Subprocesses inherit it.
+os.environ["SEARCHAIN_MODEL"] = "gemma-3-270m"
 
 
 def shared_data_dir() -> Path:

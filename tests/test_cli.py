@@ -127,7 +127,7 @@ def test_ask_human_output_shows_citations_and_references() -> None:
     result = runner.invoke(app, ["ask", "--show-tree"])  # the demo question, demo corpus
     assert result.exit_code == 0, result.output
     assert "References" in result.output and "[1]" in result.output
-    assert "Corliss Archer" in result.output and "Tree-of-Reasoning" in result.output
+    assert "Big Stone Gap" in result.output and "Tree-of-Reasoning" in result.output
 
 
 def test_missing_template_file_is_a_clear_error(tmp_path: Path) -> None:

@@ -70,10 +70,12 @@ def make_asker(
     """A function that answers questions, with the model and index opened once.
 
     ``index``: an index object, the path of one, or ``None`` for the bundled demo corpus.
-    ``llm``/``model``/``base_url``/``api``: as ``searchain ask --llm/--model/--base-url/--api``.
+    ``llm``/``model``/``base_url``/``api``: as ``searchain ask --llm/--model/--base-url/--api``
+    (the local default: ``$SEARCHAIN_MODEL``, else Qwen2.5-Coder-1.5B-Instruct).
     ``method_options``: the method's settings (``theta=``, ``r_max=`` for SearChain, ...).
     """
     from searchain.llm import make_llm
+    from searchain.llm.models import answer_model
     from searchain.methods.base import traced
     from searchain.methods.registry import build_method
     from searchain.retrieval import default_index
@@ -84,6 +86,8 @@ def make_asker(
         retriever = open_index(index)
     else:
         retriever = index
+    if llm == "local":
+        model = answer_model(model)  # the 1.5B instruct model, unless told otherwise
     client = make_llm(llm, model=model, base_url=base_url, api=api, cache=cache)
     runner = build_method(method, client, retriever, k=k, **method_options)
     return traced(runner, client)

@@ -23,7 +23,7 @@ from searchain.cli.common import (
     fail,
     open_retriever,
 )
-from searchain.llm.models import API_HELP, MODEL_HELP, MODEL_PATH_HELP
+from searchain.llm.models import ANSWER_MODEL_HELP, API_HELP, MODEL_PATH_HELP, answer_model
 
 
 def serve(
@@ -51,7 +51,7 @@ def serve(
     llm: Annotated[
         str, typer.Option("--llm", "--backend", help="local (embedded GGUF model) or openai.")
     ] = "local",
-    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
+    model: Annotated[str | None, typer.Option(help=ANSWER_MODEL_HELP)] = None,
     base_url: Annotated[
         str | None, typer.Option(help="Endpoint for --llm openai (default: $OPENAI_BASE_URL).")
     ] = None,
@@ -110,7 +110,7 @@ def serve(
     try:
         client = make_llm(
             llm,
-            model=model,
+            model=answer_model(model) if llm == "local" and model_path is None else model,
             base_url=base_url,
             api=api,
             model_path=str(model_path) if model_path else None,

