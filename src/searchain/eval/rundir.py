@@ -10,6 +10,9 @@
   hand edit, a bad merge) must not stop a resume or the run listing: it is moved, with its
   line number, to ``results.quarantine.jsonl`` and reported; its item counts as not done, so
   the resume answers it again.
+* :class:`ResultWriter` -- appends records whole, flushed and fsynced, under the lock; a
+  results file replaced or deleted during the run (``git stash``) is followed, never written
+  into the deleted old file.
 """
 
 from __future__ import annotations
@@ -19,10 +22,13 @@ import json
 import logging
 import os
 import socket
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from searchain.redaction import install_log_redaction, redact_obj
 
 try:
     import fcntl
@@ -216,3 +222,59 @@ def quarantine(run_dir: Path, results: str) -> int:
         path, len(found.bad), ", ".join(str(n) for n, _, _ in found.bad[:10]), QUARANTINE,
     )  # fmt: skip
     return len(found.bad)
+
+
+def _repair(path: Path) -> None:
+    """Cut a torn last line left by a killed writer, so appends start on a fresh line."""
+    if not path.exists():
+        return
+    with path.open("rb+") as f:
+        data = f.read()
+        if data and not data.endswith(b"\n"):
+            f.truncate(data.rfind(b"\n") + 1)
+
+
+class ResultWriter:
+    """Appends records durably; safe to call from many threads. Owns the run directory while
+    open (:class:`RunLock`: a second writer gets :class:`RunLocked`); on opening it cuts a torn
+    last line and quarantines corrupt ones (``quarantined``: how many)."""
+
+    def __init__(self, path: Path) -> None:
+        install_log_redaction()
+        self._run_lock = RunLock(path.parent).acquire()
+        try:
+            _repair(path)
+            self.quarantined = quarantine(path.parent, path.name)
+            self._f = path.open("a", encoding="utf-8")
+        except BaseException:
+            self._run_lock.release()
+            raise
+        self._path = path
+        self._lock = threading.Lock()
+
+    def write(self, record: dict[str, Any]) -> None:
+        line = json.dumps(redact_obj(record), ensure_ascii=False) + "\n"
+        with self._lock:
+            self._follow_replacement()
+            self._f.write(line)
+            self._f.flush()
+            os.fsync(self._f.fileno())
+
+    def _follow_replacement(self) -> None:
+        """Append to the file the path names now. A results file replaced while the run
+        goes on (``git stash``/``checkout`` of a committed run, an editor's save) would
+        otherwise take every later record into the deleted old file, lost at exit."""
+        try:
+            same = os.stat(self._path).st_ino == os.fstat(self._f.fileno()).st_ino
+        except FileNotFoundError:
+            same = False
+        if not same:
+            log.warning("%s was replaced or deleted during the run; appending to the file "
+                        "now at that path", self._path)  # fmt: skip
+            self._f.close()
+            _repair(self._path)  # the new file may end with a torn line
+            self._f = self._path.open("a", encoding="utf-8")
+
+    def close(self) -> None:
+        self._f.close()
+        self._run_lock.release()

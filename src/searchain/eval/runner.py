@@ -22,9 +22,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import os
 import platform
-import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable
@@ -34,9 +34,17 @@ from pathlib import Path
 from typing import Any
 
 # RunLocked: re-exported, the CLI reports it as it reports a configuration mismatch.
-from searchain.eval.rundir import RunLock, RunLocked, quarantine, scan  # noqa: F401
-from searchain.redaction import clean_url, install_log_redaction, redact_obj, redact_text
+from searchain.eval.rundir import (  # noqa: F401
+    ResultWriter,
+    RunLock,
+    RunLocked,
+    quarantine,
+    scan,
+)
+from searchain.redaction import clean_url, redact_obj, redact_text
 from searchain.types import Trace
+
+log = logging.getLogger(__name__)
 
 RESULTS = "results.jsonl"
 MANIFEST = "manifest.json"
@@ -78,45 +86,6 @@ def read_results(run_dir: str | Path, *, latest: bool = True) -> list[dict[str, 
     for r in records:
         by_key[(r["method"], r["id"])] = r  # keeps the first key's position, the last value
     return list(by_key.values())
-
-
-def _repair(path: Path) -> None:
-    """Cut a torn last line left by a killed writer, so appends start on a fresh line."""
-    if not path.exists():
-        return
-    with path.open("rb+") as f:
-        data = f.read()
-        if data and not data.endswith(b"\n"):
-            f.truncate(data.rfind(b"\n") + 1)
-
-
-class ResultWriter:
-    """Appends records durably; safe to call from many threads. Owns the run directory while
-    open (:class:`RunLock`: a second writer gets :class:`RunLocked`); on opening it cuts a torn
-    last line and quarantines corrupt ones (``quarantined``: how many)."""
-
-    def __init__(self, path: Path) -> None:
-        install_log_redaction()
-        self._run_lock = RunLock(path.parent).acquire()
-        try:
-            _repair(path)
-            self.quarantined = quarantine(path.parent, path.name)
-            self._f = path.open("a", encoding="utf-8")
-        except BaseException:
-            self._run_lock.release()
-            raise
-        self._lock = threading.Lock()
-
-    def write(self, record: dict[str, Any]) -> None:
-        line = json.dumps(redact_obj(record), ensure_ascii=False) + "\n"
-        with self._lock:
-            self._f.write(line)
-            self._f.flush()
-            os.fsync(self._f.fileno())
-
-    def close(self) -> None:
-        self._f.close()
-        self._run_lock.release()
 
 
 # Packages whose version can change a run's numbers; recorded when installed.
