@@ -79,6 +79,7 @@ class Recipe:
     # A larger sample of another set's run (same seed): its finished records are reused
     # (`searchain eval --reuse-from`), only the new items are answered.
     grow_from: str | None = None
+    limit: int | None = None  # the items of a grown set (else --limit)
 
 
 LLM_URL_ALSO = ("doc_recall@1", "passage_recall@1", "passage_recall@10", "valid_url_share",
@@ -117,10 +118,11 @@ RECIPES: dict[str, Recipe] = {
         also=LLM_URL_ALSO),
     # Issue 30: the papers' comparison on 100 items (a superset of the 50 above), four methods.
     "hotpotqa-100": Recipe("hotpotqa", PAPER_FOUR, "cover_em", "searchain", T1_HOTPOT,
-                           "SearChain Table 1, gpt-3.5-turbo", grow_from="hotpotqa"),
+                           "SearChain Table 1, gpt-3.5-turbo", grow_from="hotpotqa", limit=100),
     "musique-100": Recipe("musique", PAPER_FOUR, "cover_em", "searchain", T1_MUSIQUE,
                           "SearChain Table 1, gpt-3.5-turbo",
-                          corpus="musique/musique_train_corpus.json", grow_from="musique"),
+                          corpus="musique/musique_train_corpus.json", grow_from="musique",
+                          limit=100),
     "eli5": Recipe("eli5", ("retrieve-read", "thinkcite"), "claim_recall", "thinkcite", {},
                    "Think&Cite reports ASQA/ELI5 with GPT-4o (see docs/thinkcite.md)"),
 }  # fmt: skip
@@ -275,7 +277,8 @@ def run(args: argparse.Namespace) -> int:
                 filled = [_fill(a, mirror.url if mirror else None, args.wiki_index)
                           for a in (*recipe.eval_args, *arm_args)]  # fmt: skip
                 cmd = [str(ROOT / ".venv/bin/searchain"), "eval", "--dataset", dataset,
-                       "--methods", methods, "--limit", str(args.limit), "--seed", "0",
+                       "--methods", methods, "--limit", str(recipe.limit or args.limit),
+                       "--seed", "0",
                        "--model", args.model, "--api", args.api, "--concurrency", "1",
                        "--out", str(out / arm if arm else out),
                        *_index_for(recipe, args.root), *prepared, *filled]  # fmt: skip
@@ -348,6 +351,7 @@ def table(run_path: Path, recipe: Recipe, seed: int = 0, run: list[dict] | None 
         d = f"{diff}{' *' if diff.significant else ''}" if diff else "–"
         wl = f"{diff.wins} / {diff.losses}" if diff else "–"
         lines.append(f"| {method} | {cell if cell else '–'} | {paper} | {d} | {wl} |")
+    lines += _span_metrics(records, rows, recipe, seed)
     if recipe.also:
         lines += [
             "",
@@ -365,6 +369,31 @@ def table(run_path: Path, recipe: Recipe, seed: int = 0, run: list[dict] | None 
     return "\n".join(lines)
 
 
+SPAN_METRICS = ("em", "f1", "cover_em")  # strict EM, token F1, cover-EM (the papers')
+
+
+def _span_metrics(records: list[dict], rows: dict, recipe: Recipe, seed: int) -> list[str]:
+    """Rankings can change with the metric: strict EM, F1 and cover-EM of every method, each
+    with its CI and its paired difference to the focus method (span-answer sets only; a
+    label task's one metric is its accuracy)."""
+    if recipe.metric != "cover_em":
+        return []
+    methods = [m for m in recipe.methods if m in rows]
+    head = " | ".join(f"{m} (95 % CI) | Δ {m} vs {recipe.focus}" for m in SPAN_METRICS)
+    lines = ["", f"| method | {head} |", "|---" * (1 + 2 * len(SPAN_METRICS)) + "|"]
+    by_metric = {m: item_scores(records, m) for m in SPAN_METRICS}
+    for method in methods:
+        cells = []
+        for metric in SPAN_METRICS:
+            cell = rows[method].metrics.get(metric)
+            diff = None if method == recipe.focus else paired_difference(
+                by_metric[metric], method, recipe.focus, metric, seed=seed)  # fmt: skip
+            cells += [str(cell) if cell else "–",
+                      f"{diff}{' *' if diff.significant else ''}" if diff else "–"]  # fmt: skip
+        lines.append(f"| {method} | {' | '.join(cells)} |")
+    return lines
+
+
 def has_run(path: Path) -> bool:
     """Whether a set's directory holds a run (a retriever comparison: one per arm)."""
     return (path / "results.jsonl").exists() or any(path.glob("*/results.jsonl"))
@@ -377,7 +406,9 @@ def tables_page(model: str, sets: str, text: str) -> str:
         f"# Quality runs of {model}\n\nMade by (re-run the first to resume or grow a run):\n\n"
         f"```bash\nSEARCHAIN_THREADS=1 .venv/bin/python bench/quality.py run --sets {sets} "
         f"--limit 50 --model {model}\n.venv/bin/python bench/quality.py table --sets {sets} "
-        f"--model {model} --write\n```\n\nPartial runs are reported on the items every "
+        f"--model {model} --write\n```\n\nSets named `-100` take 100 items (their recipe's "
+        f"limit, a superset of the 50 grown with `--reuse-from`). Partial runs are reported on "
+        f"the items every "
         f"method answered; the count is in each heading.\n\n![scores with 95 % CIs beside "
         f"the papers'](quality.png)\n\n{text}\n"
     )
