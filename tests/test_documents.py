@@ -303,3 +303,28 @@ def test_building_an_index_prints_no_log_line_of_bm25s(tmp_path: Path) -> None:
     finally:
         logging.getLogger().removeHandler(handler)
     assert not [r.getMessage() for r in records if r.name.startswith("bm25s")]
+
+
+def test_a_file_skipped_for_time_is_tried_again(tmp_path: Path) -> None:
+    """A timeout says nothing about the file (the machine may have been busy): the next build
+    reads it again; a file skipped for what it is (binary) stays skipped until it changes."""
+    from searchain.retrieval.documents import MANIFEST
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    write_guide_pdf(root / "guide.pdf")
+    (root / "blob.txt").write_bytes(b"\x00\x01" * 100)
+    (root / "note.md").write_text("# Note\n\nA short note.\n")
+    out = tmp_path / "idx"
+    _, first = index_documents([root], out)
+    assert "binary" in first.skipped["blob.txt"] and "guide.pdf" not in first.skipped
+    # the record a build leaves when the PDF's parser ran out of time (sandbox.py's words)
+    manifest = json.loads((out / MANIFEST).read_text())
+    entry = manifest["files"]["guide.pdf"]
+    del entry["rows"]
+    entry["skipped"] = "took longer than 60 s to parse"
+    (out / MANIFEST).write_text(json.dumps(manifest))
+    index, again = index_documents([root], out)
+    assert again.read == ["guide.pdf"] and "guide.pdf" not in again.skipped
+    assert "blob.txt" in again.unchanged and "binary" in again.skipped["blob.txt"]
+    assert index.search("quartz crystal", k=1)[0].source["path"] == "guide.pdf"

@@ -29,6 +29,10 @@ MANIFEST = "documents.json"
 MANIFEST_VERSION = 1
 
 
+# Skip reasons of the sandbox (sandbox.py) that say nothing about the file itself.
+TRANSIENT = ("took longer than", "needs more than the", "the parser crashed")
+
+
 class DocumentIndexError(ValueError):
     """A file could not be indexed and ``strict`` was asked, or nothing could be indexed."""
 
@@ -110,6 +114,9 @@ def index_documents(
     files, skipped = discover(
         [Path(p) for p in paths], include or [], exclude or [], int(max_file_mb * 1e6)
     )
+    if strict and skipped:
+        name, why = next(iter(skipped.items()))
+        raise DocumentIndexError(f"{name}: {why} (--strict)")
     old_manifest, old_index = _previous(out_dir, options)
     old_files: dict[str, Any] = old_manifest.get("files", {}) if old_manifest else {}
     report = IndexReport(skipped=dict(skipped))
@@ -118,7 +125,10 @@ def index_documents(
     for f in files:
         entry, same = _compare(f, old_files.get(f.rel))
         entries[f.rel] = entry
-        if same and ("rows" in entry or "skipped" in entry):
+        # A file skipped for time, memory or a crash may parse on a quieter machine: it is
+        # tried again; one skipped for what it is (encrypted, binary) is not, until it changes.
+        transient = any(t in entry.get("skipped", "") for t in TRANSIENT)
+        if same and not transient and ("rows" in entry or "skipped" in entry):
             report.unchanged.append(f.rel)
             if "skipped" in entry:
                 report.skipped[f.rel] = entry["skipped"]
@@ -176,10 +186,6 @@ def index_documents(
             n += len(result)
             progress.file_done(f.rel, len(result))
         report.passages = n
-
-    if strict and skipped:
-        name, why = next(iter(skipped.items()))
-        raise DocumentIndexError(f"{name}: {why} (--strict)")
 
     def manifest() -> dict[str, str]:
         for rel, span in rows.items():
