@@ -328,3 +328,13 @@ def test_a_file_skipped_for_time_is_tried_again(tmp_path: Path) -> None:
     assert again.read == ["guide.pdf"] and "guide.pdf" not in again.skipped
     assert "blob.txt" in again.unchanged and "binary" in again.skipped["blob.txt"]
     assert index.search("quartz crystal", k=1)[0].source["path"] == "guide.pdf"
+
+
+def test_index_help_shows_the_formats_as_written() -> None:
+    """Rich reads "[sentences]" as markup and dropped it from the help."""
+    from typer.testing import CliRunner
+
+    from searchain.cli import app
+
+    out = CliRunner().invoke(app, ["index", "--help"], env={"COLUMNS": "300"}).output
+    assert "{title: [sentences]} JSON" in out and ".pdf .docx" in out

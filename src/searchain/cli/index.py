@@ -31,7 +31,7 @@ def index(
         typer.Argument(
             help="Folders and files of documents (.md .rst .txt .html .pdf .docx, .csv/.parquet "
             "with --text-column), or one corpus file: JSONL {id,title,text}, FlashRAG JSONL "
-            "{id,contents}, DPR TSV, JSON (e.g. MuSiQue), {title: [sentences]} JSON, HotpotQA; "
+            "{id,contents}, DPR TSV, JSON (e.g. MuSiQue), {title: \\[sentences]} JSON, HotpotQA; "
             "optionally .gz.",
             show_default=False,
         ),
