@@ -338,3 +338,22 @@ def test_index_help_shows_the_formats_as_written() -> None:
 
     out = CliRunner().invoke(app, ["index", "--help"], env={"COLUMNS": "300"}).output
     assert "{title: [sentences]} JSON" in out and ".pdf .docx" in out
+
+
+def test_dense_index_of_a_folder_keeps_sources(tmp_path: Path) -> None:
+    """``--kind dense`` over a folder: MiniLM vectors of the same passages, same sources."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    write_guide_pdf(root / "guide.pdf")
+    write_docx(root / "warranty.docx")
+    (root / "blob.txt").write_bytes(b"\x00" * 64)
+    args = ["index", str(root), "--out", str(tmp_path / "dense"), "--kind", "dense", "--json"]
+    out = subprocess.run([*CLI, *args], capture_output=True, text=True, check=True)
+    report = json.loads(out.stdout)
+    assert report["kind"] == "dense" and report["passages"] == 5
+    assert "binary" in report["files"]["skipped"]["blob.txt"]
+    from searchain.retrieval import DenseIndex
+
+    hit = DenseIndex.load(tmp_path / "dense").search("the crystal is too cold", k=1)[0]
+    assert hit.source is not None and hit.source["path"] == "guide.pdf"
+    assert hit.source["page"] == 3

@@ -19,7 +19,7 @@ from searchain.cli.common import (
     fail,
     open_retriever,
 )
-from searchain.cli.index_documents import _index_documents
+from searchain.cli.index_documents import _dense_documents, _index_documents
 from searchain.types import Passage
 
 CORPUS_SUFFIXES = (".jsonl", ".json", ".tsv", ".gz")
@@ -105,8 +105,9 @@ def index(
         typer.Option(
             "--kind",
             help="bm25 (sparse, seconds) or dense (MiniLM sentence embeddings + FAISS; needs "
-            "the dense extra; corpus files only; minutes per 10k passages on a laptop CPU). An "
-            "interrupted dense build resumes where it stopped when run again with the same --out.",
+            "the dense extra; minutes per 10k passages on a laptop CPU; folders are read afresh "
+            "each time). An interrupted dense build resumes where it stopped when run again with "
+            "the same --out.",
         ),
     ] = "bm25",
     index_type: Annotated[
@@ -163,10 +164,11 @@ def index(
                 "by extension"
             )
         if kind == "dense":
-            fail(
-                "--kind dense indexes a corpus file; folders of documents are indexed with "
-                "BM25 (the default)"
-            )
+            _dense_documents(paths, out, include, exclude, strict, max_words,
+                             {"text": text_column, "title": title_column, "id": id_column},
+                             max_file_mb, timeout, index_type, model, batch_size,
+                             json_out)  # fmt: skip
+            return
         _index_documents(paths, out, include, exclude, strict, max_words,
                          {"text": text_column, "title": title_column, "id": id_column},
                          max_file_mb, timeout, json_out)  # fmt: skip

@@ -80,3 +80,46 @@ def _index_documents(
         f"[green]Indexed {len(idx):,} passages into[/] {escape(str(out))}: "
         f"{report.summary()} ({report.seconds:.1f} s)"
     )
+
+
+def _dense_documents(
+    paths: list[Path],
+    out: Path,
+    include: list[str] | None,
+    exclude: list[str] | None,
+    strict: bool,
+    max_words: int,
+    columns: dict[str, str | None],
+    max_file_mb: float,
+    timeout: float,
+    index_type: str,
+    model: Path | None,
+    batch_size: int,
+    json_out: bool,
+) -> None:
+    """``--kind dense`` over folders: every file read afresh, its passages encoded (MiniLM)."""
+    from searchain.retrieval.documents import DocumentIndexError, read_document_passages
+
+    try:
+        from searchain.retrieval import DenseIndex
+    except ImportError as e:
+        fail(f"dense indexing needs the dense extra (pip install 'searchain[dense]'): {e}")
+    try:
+        passages, report = read_document_passages(
+            paths, include=include, exclude=exclude, max_words=max_words or None,
+            columns=columns, strict=strict, max_file_mb=max_file_mb, timeout_s=timeout,
+        )  # fmt: skip
+        idx = DenseIndex.build(
+            passages, out, index_type=index_type, model_path=model, batch_size=batch_size,
+            show_progress=not json_out, reader={"fmt": "documents", "max_words": max_words},
+        )  # fmt: skip
+    except (DocumentIndexError, FileExistsError, FileNotFoundError, ValueError) as e:
+        fail(str(e))
+    if json_out:
+        print(json.dumps({"index": str(out), "kind": "dense", "passages": len(idx),
+                          "files": report.to_dict()}, ensure_ascii=False))  # fmt: skip
+        return
+    for name, why in sorted(report.skipped.items()):
+        err.print(f"[yellow]skipped[/] {escape(name)}: {escape(why)}")
+    console.print(f"[green]Indexed {len(idx):,} passages (dense) into[/] {escape(str(out))}: "
+                  f"{len(report.read)} files read, {len(report.skipped)} skipped")  # fmt: skip

@@ -12,7 +12,16 @@ from searchain.retrieval.documents.build import (
     IndexReport,
     Progress,
     index_documents,
+    read_document_passages,
 )
 from searchain.retrieval.documents.files import KINDS
 
-__all__ = ["KINDS", "MANIFEST", "DocumentIndexError", "IndexReport", "Progress", "index_documents"]
+__all__ = [
+    "KINDS",
+    "MANIFEST",
+    "DocumentIndexError",
+    "IndexReport",
+    "Progress",
+    "index_documents",
+    "read_document_passages",
+]

@@ -257,3 +257,46 @@ def _compare(f: FileEntry, old: dict[str, Any] | None) -> tuple[dict[str, Any], 
             if key in old:
                 entry[key] = old[key]
     return entry, same
+
+
+def read_document_passages(
+    paths: list[str | Path],
+    *,
+    include: list[str] | None = None,
+    exclude: list[str] | None = None,
+    max_words: int | None = 100,
+    columns: dict[str, str | None] | None = None,
+    strict: bool = False,
+    max_file_mb: float = 100,
+    workers: int | None = None,
+    timeout_s: float = 60,
+    memory_mb: int = 1536,
+) -> tuple[Iterator[Passage], IndexReport]:
+    """Every passage of the documents under ``paths``, read afresh (what a dense index
+    encodes: ``searchain index FOLDER --kind dense``); the report fills as the passages are
+    consumed. Skipped files are named in it, as :func:`index_documents` does."""
+    files, skipped = discover(
+        [Path(p) for p in paths], include or [], exclude or [], int(max_file_mb * 1e6)
+    )
+    if strict and skipped:
+        name, why = next(iter(skipped.items()))
+        raise DocumentIndexError(f"{name}: {why} (--strict)")
+    report = IndexReport(skipped=dict(skipped), added=[f.rel for f in files])
+    report.read = list(report.added)
+    jobs = [ParseJob(str(f.path), f.rel, f.kind, max_words, columns or {}) for f in files]
+
+    def passages() -> Iterator[Passage]:
+        for job, result in run_sandboxed(
+            parse_job, jobs, workers=workers or min(4, os.cpu_count() or 1),
+            timeout_s=timeout_s, memory_mb=memory_mb,
+        ):  # fmt: skip
+            if isinstance(result, Failure):
+                if strict:
+                    raise DocumentIndexError(f"{job.rel}: {result.reason} (--strict)")
+                report.skipped[job.rel] = result.reason
+                continue
+            for pid, text, title, source in result:
+                report.passages += 1
+                yield Passage(pid, text, title, None, source)
+
+    return passages(), report
