@@ -163,15 +163,17 @@ def index(
                 "--format names a corpus file's format; folders and documents are detected "
                 "by extension"
             )
+        from searchain.retrieval.documents import ReadOptions
+
+        read = ReadOptions(
+            include=include, exclude=exclude, max_words=max_words or None, strict=strict,
+            columns={"text": text_column, "title": title_column, "id": id_column},
+            max_file_mb=max_file_mb, timeout_s=timeout,
+        )  # fmt: skip
         if kind == "dense":
-            _dense_documents(paths, out, include, exclude, strict, max_words,
-                             {"text": text_column, "title": title_column, "id": id_column},
-                             max_file_mb, timeout, index_type, model, batch_size,
-                             json_out)  # fmt: skip
-            return
-        _index_documents(paths, out, include, exclude, strict, max_words,
-                         {"text": text_column, "title": title_column, "id": id_column},
-                         max_file_mb, timeout, json_out)  # fmt: skip
+            _dense_documents(paths, out, read, index_type, model, batch_size, json_out)
+        else:
+            _index_documents(paths, out, read, json_out)
         return
     try:
         if kind == "dense":

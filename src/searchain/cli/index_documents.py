@@ -4,26 +4,17 @@ bar and its report of what changed."""
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from searchain.cli.common import console, err, fail
+from searchain.retrieval.documents.build import ReadOptions
 
 
-def _index_documents(
-    paths: list[Path],
-    out: Path,
-    include: list[str] | None,
-    exclude: list[str] | None,
-    strict: bool,
-    max_words: int,
-    columns: dict[str, str | None],
-    max_file_mb: float,
-    timeout: float,
-    json_out: bool,
-) -> None:
+def _index_documents(paths: list[Path], out: Path, read: ReadOptions, json_out: bool) -> None:
     from searchain.retrieval.documents import DocumentIndexError, index_documents
     from searchain.retrieval.documents import Progress as Callbacks
 
@@ -47,18 +38,7 @@ def _index_documents(
     callbacks = Callbacks(total=lambda n: bar.update(task, total=n), file_done=file_done)
     try:
         with bar:
-            idx, report = index_documents(
-                paths,
-                out,
-                include=include,
-                exclude=exclude,
-                max_words=max_words or None,
-                columns=columns,
-                strict=strict,
-                max_file_mb=max_file_mb,
-                timeout_s=timeout,
-                progress=callbacks,
-            )
+            idx, report = index_documents(paths, out, progress=callbacks, **asdict(read))
     except (DocumentIndexError, FileExistsError, FileNotFoundError) as e:
         fail(str(e))
     if json_out:
@@ -85,13 +65,7 @@ def _index_documents(
 def _dense_documents(
     paths: list[Path],
     out: Path,
-    include: list[str] | None,
-    exclude: list[str] | None,
-    strict: bool,
-    max_words: int,
-    columns: dict[str, str | None],
-    max_file_mb: float,
-    timeout: float,
+    read: ReadOptions,
     index_type: str,
     model: Path | None,
     batch_size: int,
@@ -105,13 +79,10 @@ def _dense_documents(
     except ImportError as e:
         fail(f"dense indexing needs the dense extra (pip install 'searchain[dense]'): {e}")
     try:
-        passages, report = read_document_passages(
-            paths, include=include, exclude=exclude, max_words=max_words or None,
-            columns=columns, strict=strict, max_file_mb=max_file_mb, timeout_s=timeout,
-        )  # fmt: skip
+        passages, report = read_document_passages(paths, **asdict(read))
         idx = DenseIndex.build(
             passages, out, index_type=index_type, model_path=model, batch_size=batch_size,
-            show_progress=not json_out, reader={"fmt": "documents", "max_words": max_words},
+            show_progress=not json_out, reader={"fmt": "documents", "max_words": read.max_words},
         )  # fmt: skip
     except (DocumentIndexError, FileExistsError, FileNotFoundError, ValueError) as e:
         fail(str(e))

@@ -11,6 +11,7 @@ from searchain.retrieval.documents.build import (
     DocumentIndexError,
     IndexReport,
     Progress,
+    ReadOptions,
     index_documents,
     read_document_passages,
 )
@@ -22,6 +23,7 @@ __all__ = [
     "DocumentIndexError",
     "IndexReport",
     "Progress",
+    "ReadOptions",
     "index_documents",
     "read_document_passages",
 ]

@@ -80,20 +80,50 @@ class Progress:
     file_done: Callable[[str, int], None] = lambda rel, passages: None
 
 
+@dataclass(slots=True)
+class ReadOptions:
+    """How documents are found and read: one definition for the BM25 and the dense build."""
+
+    include: list[str] | None = None
+    exclude: list[str] | None = None
+    max_words: int | None = 100
+    columns: dict[str, str | None] | None = None
+    strict: bool = False
+    max_file_mb: float = 100
+    workers: int | None = None
+    timeout_s: float = 60
+    memory_mb: int = 1536
+
+    def shaping(self) -> dict[str, Any]:
+        """The options that shape the passages (a change re-reads every file)."""
+        return {"max_words": self.max_words, "columns": self.columns or {},
+                "include": self.include or [], "exclude": self.exclude or []}  # fmt: skip
+
+    def discover(self, paths: list[str | Path]) -> tuple[list[FileEntry], dict[str, str]]:
+        files, skipped = discover([Path(p) for p in paths], self.include or [],
+                                  self.exclude or [], int(self.max_file_mb * 1e6))  # fmt: skip
+        if self.strict and skipped:
+            name, why = next(iter(skipped.items()))
+            raise DocumentIndexError(f"{name}: {why} (--strict)")
+        return files, skipped
+
+    def parse(
+        self, files: list[FileEntry], stats: dict[str, float] | None = None
+    ) -> Iterator[tuple[ParseJob, Any]]:
+        """``(job, passages or Failure)`` per file, in order, from the sandboxed parsers."""
+        jobs = [ParseJob(str(f.path), f.rel, f.kind, self.max_words, self.columns or {})
+                for f in files]  # fmt: skip
+        return run_sandboxed(parse_job, jobs, workers=self.workers or min(4, os.cpu_count() or 1),
+                             timeout_s=self.timeout_s, memory_mb=self.memory_mb,
+                             stats=stats)  # fmt: skip
+
+
 def index_documents(
     paths: list[str | Path],
     out_dir: str | Path,
     *,
-    include: list[str] | None = None,
-    exclude: list[str] | None = None,
-    max_words: int | None = 100,
-    columns: dict[str, str | None] | None = None,
-    strict: bool = False,
-    max_file_mb: float = 100,
-    workers: int | None = None,
-    timeout_s: float = 60,
-    memory_mb: int = 1536,
     progress: Progress | None = None,
+    **options: Any,
 ) -> tuple[BM25Index, IndexReport]:
     """Index the documents under ``paths`` (folders and files) into ``out_dir`` (BM25).
 
@@ -101,22 +131,14 @@ def index_documents(
     ``columns={"text": ..., "title": ..., "id": ...}``). A file that cannot be read
     (corrupt, encrypted, binary, too large, over the parser's time or memory bound) is
     skipped and named in the report; ``strict=True`` makes that an error instead.
+    ``options``: the fields of :class:`ReadOptions`.
     """
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
     progress = progress or Progress()
-    options = {
-        "max_words": max_words,
-        "columns": columns or {},
-        "include": include or [],
-        "exclude": exclude or [],
-    }
-    files, skipped = discover(
-        [Path(p) for p in paths], include or [], exclude or [], int(max_file_mb * 1e6)
-    )
-    if strict and skipped:
-        name, why = next(iter(skipped.items()))
-        raise DocumentIndexError(f"{name}: {why} (--strict)")
+    read = ReadOptions(**options)
+    options = read.shaping()
+    files, skipped = read.discover(paths)
     old_manifest, old_index = _previous(out_dir, options)
     old_files: dict[str, Any] = old_manifest.get("files", {}) if old_manifest else {}
     report = IndexReport(skipped=dict(skipped))
@@ -141,17 +163,8 @@ def index_documents(
     for rel in report.unchanged:
         progress.file_done(rel, 0)
 
-    cols = columns or {}
     stats: dict[str, float] = {}
-    jobs = [ParseJob(str(f.path), f.rel, f.kind, max_words, cols) for f in to_read]
-    parsed = run_sandboxed(
-        parse_job,
-        jobs,
-        workers=workers or min(4, os.cpu_count() or 1),
-        timeout_s=timeout_s,
-        memory_mb=memory_mb,
-        stats=stats,
-    )
+    parsed = read.parse(to_read, stats)
     rows: dict[str, list[int]] = {}
 
     def passages() -> Iterator[Passage]:
@@ -175,7 +188,7 @@ def index_documents(
             result = upcoming[1]
             upcoming = next(fresh, None)
             if isinstance(result, Failure):
-                if strict:
+                if read.strict:
                     raise DocumentIndexError(f"{f.rel}: {result.reason} (--strict)")
                 report.skipped[f.rel] = entry["skipped"] = result.reason
                 progress.file_done(f.rel, 0)
@@ -206,7 +219,7 @@ def index_documents(
             out_dir,
             show_progress=False,
             extra_files=manifest,
-            reader={"fmt": "documents", "max_words": max_words},
+            reader={"fmt": "documents", "max_words": read.max_words},
         )
     except ValueError as e:
         if "empty corpus" in str(e):
@@ -260,38 +273,20 @@ def _compare(f: FileEntry, old: dict[str, Any] | None) -> tuple[dict[str, Any], 
 
 
 def read_document_passages(
-    paths: list[str | Path],
-    *,
-    include: list[str] | None = None,
-    exclude: list[str] | None = None,
-    max_words: int | None = 100,
-    columns: dict[str, str | None] | None = None,
-    strict: bool = False,
-    max_file_mb: float = 100,
-    workers: int | None = None,
-    timeout_s: float = 60,
-    memory_mb: int = 1536,
+    paths: list[str | Path], **options: Any
 ) -> tuple[Iterator[Passage], IndexReport]:
     """Every passage of the documents under ``paths``, read afresh (what a dense index
     encodes: ``searchain index FOLDER --kind dense``); the report fills as the passages are
-    consumed. Skipped files are named in it, as :func:`index_documents` does."""
-    files, skipped = discover(
-        [Path(p) for p in paths], include or [], exclude or [], int(max_file_mb * 1e6)
-    )
-    if strict and skipped:
-        name, why = next(iter(skipped.items()))
-        raise DocumentIndexError(f"{name}: {why} (--strict)")
+    consumed. ``options``: :class:`ReadOptions`. Skipped files are named in the report."""
+    read = ReadOptions(**options)
+    files, skipped = read.discover(paths)
     report = IndexReport(skipped=dict(skipped), added=[f.rel for f in files])
     report.read = list(report.added)
-    jobs = [ParseJob(str(f.path), f.rel, f.kind, max_words, columns or {}) for f in files]
 
     def passages() -> Iterator[Passage]:
-        for job, result in run_sandboxed(
-            parse_job, jobs, workers=workers or min(4, os.cpu_count() or 1),
-            timeout_s=timeout_s, memory_mb=memory_mb,
-        ):  # fmt: skip
+        for job, result in read.parse(files):
             if isinstance(result, Failure):
-                if strict:
+                if read.strict:
                     raise DocumentIndexError(f"{job.rel}: {result.reason} (--strict)")
                 report.skipped[job.rel] = result.reason
                 continue
