@@ -16,13 +16,21 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from searchain import prompts
 from searchain.answers import short_answer
 from searchain.events import emit
 from searchain.llm import LLM
 from searchain.methods.base import call_template, is_chat
-from searchain.methods.baseline_util import check_task, clean, final_answer, task_question
+from searchain.methods.baseline_util import (
+    TASK_KINDS,
+    check_task,
+    clean,
+    final_answer,
+    task_question,
+)
+from searchain.methods.settings import check_settings, config_from_options, setting
 from searchain.text import normalize_answer
 from searchain.types import Node, Trace, Usage
 
@@ -79,20 +87,41 @@ class PromptOnly:
         return trace
 
 
-def direct_prompting(
-    llm: LLM, max_tokens: int = 32, demos: int = 0, task: str = "open"
-) -> PromptOnly:
+@dataclass
+class DirectConfig:
+    max_tokens: int = setting(32, "Tokens of the answer.", ge=1, remote_le=1024)
+    demos: int = setting(0, "Demos: 0 (the SearChain paper's Table 8) or 4.", choices=(0, 4))
+    task: str = setting("open", "The data set's task kind: the label instruction added to "
+                        "the question (FEVER, StrategyQA).", choices=TASK_KINDS)  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check_settings(self)
+
+
+@dataclass
+class CoTConfig:
+    max_tokens: int = setting(128, "Tokens of the reasoning and answer.", ge=1, remote_le=1024)
+    task: str = setting("open", "The data set's task kind: the label instruction added to "
+                        "the question (FEVER, StrategyQA).", choices=TASK_KINDS)  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check_settings(self)
+
+
+def direct_prompting(llm: LLM, config: DirectConfig | None = None, **options: Any) -> PromptOnly:
     """Direct prompting with ``demos`` demos: 0 (the SearChain paper's Table 8) or 4."""
-    if demos not in DIRECT:
-        raise ValueError(f"direct prompting has {sorted(DIRECT)} demos, not {demos!r}")
+    cfg = config or config_from_options(DirectConfig, options, "direct-prompting")
     return PromptOnly(
-        llm, name="direct-prompting", template=DIRECT[demos], max_tokens=max_tokens, task=task,
-        demos=demos,
+        llm, name="direct-prompting", template=DIRECT[cfg.demos], max_tokens=cfg.max_tokens,
+        task=cfg.task, demos=cfg.demos,
     )  # fmt: skip
 
 
-def chain_of_thought(llm: LLM, max_tokens: int = 128, task: str = "open") -> PromptOnly:
-    return PromptOnly(llm, name="cot", template=COT, max_tokens=max_tokens, task=task, demos=4)
+def chain_of_thought(llm: LLM, config: CoTConfig | None = None, **options: Any) -> PromptOnly:
+    cfg = config or config_from_options(CoTConfig, options, "cot")
+    return PromptOnly(
+        llm, name="cot", template=COT, max_tokens=cfg.max_tokens, task=cfg.task, demos=4
+    )
 
 
 @dataclass

@@ -30,14 +30,17 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass
+from typing import Any
 
 from searchain import prompts
 from searchain.answers import short_answer
 from searchain.events import emit
 from searchain.llm import LLM
 from searchain.methods.base import is_chat
-from searchain.methods.baseline_util import References, check_task, clean, task_question
+from searchain.methods.baseline_util import TASK_KINDS, References, clean, task_question
 from searchain.methods.prompting import cot_sc
+from searchain.methods.settings import check_settings, config_from_options, setting
 from searchain.retrieval.base import Retriever
 from searchain.text import normalize_answer
 from searchain.types import Node, Passage, Trace
@@ -107,35 +110,41 @@ def observation(passages: list[Passage], words: int) -> str:
     return " ".join(parts)
 
 
+@dataclass
+class ReActConfig:
+    k: int = setting(1, "Passages per Search[...].", ge=1,
+                     remote_le=20)  # fmt: skip
+    max_steps: int = setting(7, "Thought/Action steps before the fallback.", ge=1,
+                             remote_le=20)  # fmt: skip
+    step_tokens: int = setting(96, "Tokens per step.", ge=1, remote_le=1024)
+    observation_words: int = setting(100, "Words of an observation shown.", ge=1,
+                                     remote_le=1000)  # fmt: skip
+    task: str = setting("open", "The data set's task kind: the label instruction added to "
+                        "the question (FEVER, StrategyQA).", choices=TASK_KINDS)  # fmt: skip
+    fallback: str = setting("finish", "After the step budget: finish (force Finish[) or "
+                            "cot-sc (back off to CoT-SC).", choices=FALLBACKS)  # fmt: skip
+    sc_samples: int = setting(21, "CoT-SC samples of the cot-sc fallback.", ge=1, remote_le=40)
+    sc_temperature: float = setting(0.7, "CoT-SC sampling temperature.", ge=0, le=2)
+    seed: int = setting(0, "Seed of the CoT-SC samples.", ge=0, le=2**31 - 1)
+
+    def __post_init__(self) -> None:
+        check_settings(self)
+
+
 class ReAct:
     name = "react"
 
     def __init__(
-        self,
-        llm: LLM,
-        retriever: Retriever,
-        *,
-        k: int = 1,
-        max_steps: int = 7,
-        step_tokens: int = 96,
-        observation_words: int = 100,
-        task: str = "open",
-        fallback: str = "finish",
-        sc_samples: int = 21,
-        sc_temperature: float = 0.7,
-        seed: int = 0,
+        self, llm: LLM, retriever: Retriever, config: ReActConfig | None = None, **options: Any
     ) -> None:
-        self.llm, self.retriever, self.k = llm, retriever, k
-        self.max_steps, self.step_tokens = max_steps, step_tokens
-        self.observation_words = observation_words
-        self.task = check_task(task)
-        if fallback not in FALLBACKS:
-            raise ValueError(f"ReAct's fallback is one of {FALLBACKS}, not {fallback!r}")
-        if sc_samples < 1:
-            raise ValueError(f"sc_samples must be at least 1, not {sc_samples}")
+        cfg = config or config_from_options(ReActConfig, options, self.name)
+        self.llm, self.retriever, self.k = llm, retriever, cfg.k
+        self.max_steps, self.step_tokens = cfg.max_steps, cfg.step_tokens
+        self.observation_words = cfg.observation_words
+        self.task = cfg.task
         # Recorded in the run manifest (eval/methods.describe): what a table of runs labels.
-        self.fallback, self.sc_samples, self.sc_temperature = fallback, sc_samples, sc_temperature
-        self.seed = seed
+        self.fallback, self.sc_samples = cfg.fallback, cfg.sc_samples
+        self.sc_temperature, self.seed = cfg.sc_temperature, cfg.seed
 
     def run(self, question: str) -> Trace:
         t0 = time.perf_counter()

@@ -41,6 +41,7 @@ from searchain.methods.rebel_parse import (
     parse_tool_number,
     parse_yes_no,
 )
+from searchain.methods.settings import check_settings, setting
 from searchain.text import normalize_answer
 from searchain.tools.base import OUTPUT_CHARS, Tool, ToolError, ToolOutput, truncate
 from searchain.types import Node, Passage, Trace
@@ -50,26 +51,36 @@ Fact = tuple[str, str]
 
 @dataclass
 class RebelConfig:
-    max_depth: int = 3  # subquestions of subquestions ... at most this deep (root = 0)
-    max_llm_calls: int = 40  # per question, including one reserved for the final answer
-    max_tool_calls: int = 12  # per question
-    max_subquestions: int = 4  # per split; more are dropped (noted)
-    dedup_threshold: float = 0.98  # the paper's cosine threshold against the parent
-    memory_check: str = "llm"  # "llm" (the paper) or "never" (always use a tool if any)
-    output_chars: int = OUTPUT_CHARS  # tool output kept (trace and prompt), as in the paper
-    context_chars: int = 6_000  # of that, what the answering prompt shows (4k-token models)
-    split_tokens: int = 96
-    input_tokens: int = 48
-    answer_tokens: int = 48
-    chat_tokens: int = 32  # more tokens per call for a chat model ("Sure! ...", fences)
+    max_depth: int = setting(3, "Deepest level of subquestions (root = 0).", ge=0,
+                             remote_le=10, flag="max-depth")  # fmt: skip
+    max_llm_calls: int = setting(
+        40, "LLM calls per question, one kept for the final answer from the facts.", ge=1,
+        remote_le=200, flag="max-llm-calls",
+    )  # fmt: skip
+    max_tool_calls: int = setting(12, "Tool calls per question.", ge=0, remote_le=50,
+                                  flag="max-tool-calls")  # fmt: skip
+    max_subquestions: int = setting(4, "Subquestions kept per split (more are dropped, "
+                                    "noted in the trace).", ge=1, remote_le=10)  # fmt: skip
+    dedup_threshold: float = setting(
+        0.98, "Cosine similarity to its parent at which a subquestion is a copy (the paper).",
+        gt=0, le=1, flag="dedup-threshold",
+    )  # fmt: skip
+    memory_check: str = setting(
+        "llm", "llm (the paper: ask whether memory suffices) or never (always use a tool).",
+        choices=("llm", "never"), flag="memory-check",
+    )  # fmt: skip
+    output_chars: int = setting(OUTPUT_CHARS, "Tool output kept (the paper's cut).", ge=100,
+                                remote_le=100_000)  # fmt: skip
+    context_chars: int = setting(6_000, "Of the tool output, what the answering prompt "
+                                 "shows (4k-token models).", ge=100, remote_le=100_000)  # fmt: skip
+    split_tokens: int = setting(96, "Tokens of a split into subquestions.", ge=1, remote_le=1024)
+    input_tokens: int = setting(48, "Tokens of a tool input.", ge=1, remote_le=1024)
+    answer_tokens: int = setting(48, "Tokens of an answer.", ge=1, remote_le=1024)
+    chat_tokens: int = setting(32, "More tokens per call for a chat model (\"Sure! ...\", "
+                               "fences).", ge=0, remote_le=1024)  # fmt: skip
 
     def __post_init__(self) -> None:
-        if self.max_depth < 0 or self.max_llm_calls < 1 or self.max_tool_calls < 0:
-            raise ValueError("REBEL budgets: max_depth >= 0, max_llm_calls >= 1, tools >= 0")
-        if self.memory_check not in ("llm", "never"):
-            raise ValueError("memory_check must be 'llm' or 'never'")
-        if not 0 < self.dedup_threshold <= 1:
-            raise ValueError("dedup_threshold must be in (0, 1]")
+        check_settings(self)
 
 
 class _OutOfCalls(Exception):

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
 from searchain.llm import LLM
 from searchain.methods.base import Method
+from searchain.methods.settings import Setting, option, settings_of, unknown_message
 from searchain.retrieval.base import Retriever
 
 log = logging.getLogger(__name__)
@@ -27,6 +29,9 @@ METHODS = (
 )  # fmt: skip
 
 
+# Each method once by the name that builds it (no alias, no ablation).
+CANONICAL_METHODS = ("searchain", "retrieve-read", "rebel", "thinkcite", *BASELINES)
+
 # The methods told the data set's task kind (``task=``): SearChain picks its prompt family
 # from it, the baselines the label instruction they add to the question (FEVER "(SUPPORTS or
 # REFUTES)?", StrategyQA Yes/No).
@@ -43,6 +48,82 @@ def task_options(name: str, task: str | None) -> dict[str, str]:
     if name == "searchain" or name in SEARCHAIN_ABLATIONS:
         return {"task": task if task in SEARCHAIN_FAMILIES else "multihop"}
     return {"task": task}
+
+
+# Settings that builders below consume rather than a config: what they name is opened here
+# (a reader checkpoint, a tools file, a reference model), so none is set by a remote client.
+K = option("k", int, None, "Passages per search (default: the method's own).", ge=1,
+           remote_le=20)  # fmt: skip
+READER = option(
+    "reader", str, "llm", "SearChain reader: llm (the LLM reads; confidence from its "
+    "log-probs) or the path of a local DPR / SQuAD-style reader model.", remote=False,
+    flag="reader",
+)  # fmt: skip
+DEDUP = option(
+    "dedup", str, "auto", "Query de-duplication: embedding (MiniLM), exact, or auto "
+    "(embedding when installed; the fallback is recorded in the trace).",
+    choices=("auto", "exact", "embedding"),
+)  # fmt: skip
+TOOLS = option(
+    "tools", str, None, "REBEL: a tools file (YAML/TOML/JSON) of HTTP tools described in "
+    "natural language (default: a search tool over the index).", remote=False, flag="tools",
+)  # fmt: skip
+NLI = option(
+    "nli", str, "llm", "Think&Cite's NLI judge of R_a: llm, none (R_a off) or a local NLI "
+    "model path.", remote=False, flag="nli",
+)  # fmt: skip
+REFERENCE = option(
+    "reference", str, None, "Think&Cite's reference model of R_g: a GGUF path or "
+    "openai:MODEL@URL (none: R_a only, with a warning).", remote=False, flag="reference",
+)  # fmt: skip
+# Objects a Python caller may hand a builder instead of a setting (not on any other surface).
+PYTHON_OBJECTS = {"thinkcite": {"judge"}}
+# Who shows a method's settings under which heading (`searchain ask --help`, `settings`).
+GROUPS = {"searchain": "SearChain", "retrieve-read": "Retrieve-read", "rebel": "REBEL",
+          "thinkcite": "Think&Cite"}  # fmt: skip
+
+
+def canonical(name: str) -> str:
+    """The method that ``name`` builds: an alias's target, an ablation's SearChain."""
+    name = ALIASES.get(name, name)
+    return "searchain" if name in SEARCHAIN_ABLATIONS else name
+
+
+@functools.cache
+def method_settings(name: str) -> tuple[Setting, ...]:
+    """Every setting method ``name`` takes: its config's fields and its builder's options."""
+    from searchain.methods import prompting
+    from searchain.methods.react import ReActConfig
+    from searchain.methods.rebel import RebelConfig
+    from searchain.methods.retrieve_read import RetrieveReadConfig
+    from searchain.methods.searchain_config import SearChainConfig
+    from searchain.methods.self_ask import SelfAskConfig
+    from searchain.methods.thinkcite import ThinkCiteConfig
+
+    own: dict[str, tuple[Setting, ...]] = {
+        "searchain": (*settings_of(SearChainConfig), READER, DEDUP),
+        "retrieve-read": settings_of(RetrieveReadConfig),
+        "rebel": (*settings_of(RebelConfig), K, TOOLS, DEDUP),
+        "thinkcite": (*ThinkCiteConfig.settings(), NLI, REFERENCE),
+        "direct-prompting": settings_of(prompting.DirectConfig),
+        "cot": settings_of(prompting.CoTConfig),
+        "self-ask": settings_of(SelfAskConfig),
+        "self-ask-no-search": tuple(s for s in settings_of(SelfAskConfig) if s.name != "k"),
+        "react": settings_of(ReActConfig),
+    }
+    key = canonical(name)
+    if key not in own:
+        raise ValueError(f"unknown method {name!r}; available: {', '.join(METHODS)}")
+    return own[key]
+
+
+def check_options(name: str, options: dict[str, Any]) -> None:
+    """Refuse a name method ``name`` does not take (a config checks its own values when it
+    is made)."""
+    settings = {s.name for s in method_settings(name)}
+    unknown = set(options) - settings - PYTHON_OBJECTS.get(canonical(name), set())
+    if unknown:
+        raise ValueError(unknown_message(name, unknown, settings))
 
 
 def make_reader(spec: str, llm: LLM) -> Any:
@@ -83,6 +164,11 @@ def build_method(
     dedup: str = "auto",
     **options: Any,
 ) -> Method:
+    check_options(name, options)
+    for s in (READER, DEDUP):  # the builder's own options: their values are checked here
+        s.check(reader if s is READER else dedup)
+    if k is not None:
+        K.check(k)
     name = ALIASES.get(name, name)
     if name in SEARCHAIN_ABLATIONS:
         name, options = "searchain", {**options, **SEARCHAIN_ABLATIONS[name]}
@@ -91,7 +177,7 @@ def build_method(
     if name == "retrieve-read":
         from searchain.methods.retrieve_read import RetrieveRead
 
-        return RetrieveRead(llm, retriever, k=k or 5, **options)  # type: ignore[arg-type]
+        return RetrieveRead(llm, retriever, **options, **({"k": k} if k else {}))  # type: ignore[arg-type]
     if name == "searchain":
         from searchain.methods.searchain import SearChain, SearChainConfig
 

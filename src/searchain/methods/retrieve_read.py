@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass
+from typing import Any
 
 from searchain import citations
 from searchain.answers import short_answer
 from searchain.llm import LLM
 from searchain.methods.base import call_template, is_chat
-from searchain.methods.baseline_util import check_task, task_question
+from searchain.methods.baseline_util import TASK_KINDS, task_question
+from searchain.methods.settings import check_settings, config_from_options, setting
 from searchain.retrieval.base import Retriever
 from searchain.types import Node, Trace
 
@@ -31,6 +34,20 @@ def render_documents(passages: list) -> str:
     return "\n".join(f"[{i}] {p.title}: {p.text}" for i, p in enumerate(passages, 1))
 
 
+@dataclass
+class RetrieveReadConfig:
+    k: int = setting(5, "Passages read at once.", ge=1, remote_le=20)
+    max_tokens: int = setting(128, "Tokens of the answer.", ge=1, remote_le=1024)
+    template: str = setting("retrieve_read", "The prompt template (a name under prompts/).",
+                            remote=False)  # fmt: skip
+    post_cite: bool = setting(True, "Cite uncited sentences post hoc (labelled so).")
+    task: str = setting("open", "The data set's task kind: the label instruction added to "
+                        "the question (FEVER, StrategyQA).", choices=TASK_KINDS)  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check_settings(self)
+
+
 class RetrieveRead:
     name = "retrieve-read"
 
@@ -38,19 +55,16 @@ class RetrieveRead:
         self,
         llm: LLM,
         retriever: Retriever,
-        *,
-        k: int = 5,
-        max_tokens: int = 128,
-        template: str = "retrieve_read",
-        post_cite: bool = True,
-        task: str = "open",
+        config: RetrieveReadConfig | None = None,
+        **options: Any,
     ) -> None:
-        self.llm, self.retriever, self.k = llm, retriever, k
-        self.task = check_task(task)
-        self.max_tokens, self.template = max_tokens, template
+        cfg = config or config_from_options(RetrieveReadConfig, options, self.name)
+        self.llm, self.retriever, self.k = llm, retriever, cfg.k
+        self.task = cfg.task
+        self.max_tokens, self.template = cfg.max_tokens, cfg.template
         # Small models rarely write [n] marks; post-hoc citation (ALCE) fills the gaps and
         # every such citation is labelled origin="post-hoc" in the trace.
-        self.post_cite = post_cite
+        self.post_cite = cfg.post_cite
 
     def run(self, question: str) -> Trace:
         t0 = time.perf_counter()

@@ -7,9 +7,10 @@ fidelity.md`` lists what still differs from the paper on purpose.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from searchain.methods.baseline_util import LABEL_INSTRUCTIONS
+from searchain.methods.settings import check_settings, setting
 
 # The CoQ prompt of each task with IR (the paper's figures 9-12) ...
 TASKS = {
@@ -73,37 +74,77 @@ QUESTION_POSITIONS = ("instruction", "last")
 
 @dataclass
 class SearChainConfig:
-    task: str = "multihop"
-    theta: float | None = None  # None: the reader's own calibrated default
-    alpha: float = 0.35  # long-form consistency: ROUGE-L(a_i, d_i) > alpha (strictly)
-    r_max: int = 5  # at most r_max rounds (chain generations), as the official code loops
-    k: int = 1  # passages per node (the paper: top-1)
-    verification: bool = True
-    completion: bool = True
-    use_ir: bool = True
-    template: str | None = None  # a user CoQ template file overrides the task's
-    max_tokens: int = 256
-    trace_max_tokens: int = 160
-    post_cite: bool = True  # cite uncited sentences post hoc (labelled so in the trace)
-    # Cosine similarity at which a query counts as already processed. MiniLM puts paraphrases
-    # at ~0.96 but also "Where/When was X born?" at 0.96: only near-identical wording is safe.
-    dedup_threshold: float = 0.97
-    answer_after_feedback: str = "llm"  # see ANSWER_AFTER_FEEDBACK
-    both_tags: str = "unsolved"  # see BOTH_TAGS
-    # see TRACING_CONTEXTS. metadata "before": what the code did before this setting existed;
-    # a run manifest leaves the setting out at that value, so earlier runs still resume.
-    tracing_context: str = field(default="dialogue", metadata={"before": "dialogue"})
-    answer_in_query: str = field(default="accept", metadata={"before": "accept"})
-    # Passages the reader reads at once (the top ones, merged; the paper: the top-1). The
-    # node's supporting passage is the best-ranked one that holds the reader's span.
-    reader_passages: int = field(default=1, metadata={"before": 1})
-    echo_retry: str = field(default="none", metadata={"before": "none"})  # see ECHO_RETRY
-    # The chat tracing turn asks the [Question] as the CoQ prompt posed it, with the task's
-    # label instruction (FEVER: "(SUPPORTS or REFUTES)?", the paper's question), and asks
-    # for one of the labels; before, it asked the bare claim for "the short answer", and
-    # the 1.5B model answered a claim with an entity or a sentence, not a label.
-    label_in_tracing: bool = field(default=True, metadata={"before": False})
-    question_position: str = field(default="instruction", metadata={"before": "instruction"})
+    task: str = setting("multihop", "Prompt family: multihop (HotpotQA, MuSiQue, ...), yesno "
+                        "(StrategyQA), factcheck (FEVER), longform (ELI5).",
+                        choices=TASKS, flag="task")  # fmt: skip
+    theta: float | None = setting(
+        None, "Reader confidence threshold θ (null: the reader's calibrated value).",
+        ge=-100, le=100, flag="theta",
+    )  # fmt: skip
+    alpha: float = setting(
+        0.35, "Long-form consistency: ROUGE-L(a_i, d_i) must exceed it.", ge=0, le=1
+    )
+    r_max: int = setting(5, "Maximum rounds (chain generations).", ge=1, remote_le=10,
+                         flag="r-max")  # fmt: skip
+    k: int = setting(1, "Passages per node (the paper: top-1).", ge=1, remote_le=20)
+    verification: bool = setting(True, "Ablation: let IR correct the LLM's answers.",
+                                 flag="verification")  # fmt: skip
+    completion: bool = setting(True, "Ablation: let IR answer unsolved queries.",
+                               flag="completion")  # fmt: skip
+    use_ir: bool = setting(True, "Ablation: --no-ir is SearChain without IR.", flag="ir")
+    template: str | None = setting(
+        None, "Your own CoQ prompt template file (first line '# fields: question').",
+        remote=False, flag="template",
+    )  # fmt: skip
+    max_tokens: int = setting(256, "Tokens per chain generation.", ge=1, remote_le=1024)
+    trace_max_tokens: int = setting(160, "Tokens of the traced final content.", ge=1,
+                                    remote_le=1024)  # fmt: skip
+    post_cite: bool = setting(True, "Cite uncited sentences post hoc (labelled so).")
+    # MiniLM puts paraphrases at ~0.96 but also "Where/When was X born?" at 0.96: only
+    # near-identical wording is safe.
+    dedup_threshold: float = setting(
+        0.97, "Cosine similarity (MiniLM) at which a query counts as already processed.",
+        gt=0, le=1, flag="dedup-threshold",
+    )  # fmt: skip
+    answer_after_feedback: str = setting(
+        "llm", "Who answers a corrected node in the new branch: llm (the paper) or reader.",
+        choices=ANSWER_AFTER_FEEDBACK,
+    )  # fmt: skip
+    both_tags: str = setting(
+        "unsolved", "A node with both [Unsolved Query] and [Answer]: unsolved (the paper) or "
+        "answer.", choices=BOTH_TAGS,
+    )  # fmt: skip
+    # "before": what the code did before the setting existed; a run manifest leaves the
+    # setting out at that value, so earlier runs still resume.
+    tracing_context: str = setting(
+        "dialogue", "What a chat model sees when tracing: dialogue, demos or alone.",
+        choices=TRACING_CONTEXTS, before="dialogue",
+    )  # fmt: skip
+    answer_in_query: str = setting(
+        "accept", "A reader answer its own query already names: accept (the paper) or ignore.",
+        choices=ANSWER_IN_QUERY, before="accept",
+    )  # fmt: skip
+    # The node's supporting passage is the best-ranked one that holds the reader's span.
+    reader_passages: int = setting(
+        1, "Passages the reader reads at once (the paper: the top-1).", ge=1, remote_le=10,
+        before=1,
+    )  # fmt: skip
+    echo_retry: str = setting(
+        "none", "When chat tracing copies its turn back: none (answer from the verified "
+        "path) or ask again in context dialogue, demos or alone.", choices=ECHO_RETRY,
+        before="none",
+    )  # fmt: skip
+    # Before, tracing asked the bare claim for "the short answer", and the 1.5B model
+    # answered a claim with an entity or a sentence, not a label.
+    label_in_tracing: bool = setting(
+        True, "Chat tracing asks the question with the task's label instruction (FEVER: "
+        "SUPPORTS or REFUTES).", before=False,
+    )  # fmt: skip
+    question_position: str = setting(
+        "instruction", "Where the CoQ prompt states the question: instruction (the paper) or "
+        "last (after the demos, so they are one static prefix).", choices=QUESTION_POSITIONS,
+        before="instruction",
+    )  # fmt: skip
 
     def inert_settings(self) -> set[str]:
         """Settings that change nothing under this configuration (a run manifest leaves them
@@ -113,36 +154,9 @@ class SearChainConfig:
         return set() if self.task in LABEL_INSTRUCTIONS else {"label_in_tracing"}
 
     def validate(self) -> None:
-        if self.task not in TASKS:
-            raise ValueError(f"unknown task {self.task!r}; one of {sorted(TASKS)}")
-        if self.answer_after_feedback not in ANSWER_AFTER_FEEDBACK:
-            raise ValueError(
-                f"answer_after_feedback must be one of {ANSWER_AFTER_FEEDBACK}, "
-                f"not {self.answer_after_feedback!r}"
-            )
-        if self.both_tags not in BOTH_TAGS:
-            raise ValueError(f"both_tags must be one of {BOTH_TAGS}, not {self.both_tags!r}")
-        if self.tracing_context not in TRACING_CONTEXTS:
-            raise ValueError(
-                f"tracing_context must be one of {TRACING_CONTEXTS}, not {self.tracing_context!r}"
-            )
-        if self.echo_retry not in ECHO_RETRY:
-            raise ValueError(f"echo_retry must be one of {ECHO_RETRY}, not {self.echo_retry!r}")
+        check_settings(self)  # each setting's own type, choices and range
         if self.echo_retry == self.tracing_context:  # greedy: the same call, the same copy
             raise ValueError(f"echo_retry={self.echo_retry!r} repeats the tracing call itself")
-        if self.answer_in_query not in ANSWER_IN_QUERY:
-            raise ValueError(
-                f"answer_in_query must be one of {ANSWER_IN_QUERY}, not {self.answer_in_query!r}"
-            )
-        if self.question_position not in QUESTION_POSITIONS:
-            raise ValueError(
-                f"question_position must be one of {QUESTION_POSITIONS}, "
-                f"not {self.question_position!r}"
-            )
-        if self.reader_passages < 1:
-            raise ValueError(f"reader_passages must be at least 1, not {self.reader_passages}")
-        if self.r_max < 1:
-            raise ValueError(f"r_max must be at least 1, not {self.r_max}")
 
     def template_name(self) -> str:
         """The CoQ prompt this configuration sends in round 1."""

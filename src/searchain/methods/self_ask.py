@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass
+from typing import Any
 
 from searchain import prompts
 from searchain.answers import short_answer
@@ -43,13 +45,14 @@ from searchain.events import emit
 from searchain.llm import LLM
 from searchain.methods.base import call_template, is_chat
 from searchain.methods.baseline_util import (
+    TASK_KINDS,
     References,
-    check_task,
     clean,
     final_answer,
     task_question,
 )
 from searchain.methods.retrieve_read import render_documents
+from searchain.methods.settings import check_settings, config_from_options, setting
 from searchain.retrieval.base import Retriever
 from searchain.types import Node, Trace
 
@@ -111,24 +114,37 @@ def chat_follow_up(reply: str) -> tuple[str, str] | None:
     return follow_ups(lines[i])[0], "\n".join(lines[: i + 1]).strip()
 
 
+@dataclass
+class SelfAskConfig:
+    k: int = setting(3, "Passages per follow-up search.", ge=1, remote_le=20)
+    max_follow_ups: int = setting(5, "Follow-up questions before the answer is asked for.",
+                                  ge=1, remote_le=20)  # fmt: skip
+    step_tokens: int = setting(64, "Tokens per follow-up step.", ge=1, remote_le=1024)
+    read_tokens: int = setting(24, "Tokens of a follow-up's answer read from passages.", ge=1,
+                               remote_le=1024)  # fmt: skip
+    max_tokens: int = setting(192, "Tokens of the whole chain (no-search form).", ge=1,
+                              remote_le=1024)  # fmt: skip
+    task: str = setting("open", "The data set's task kind: the label instruction added to "
+                        "the question (FEVER, StrategyQA).", choices=TASK_KINDS)  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check_settings(self)
+
+
 class SelfAsk:
     def __init__(
         self,
         llm: LLM,
         retriever: Retriever | None,
-        *,
-        k: int = 3,
-        max_follow_ups: int = 5,
-        step_tokens: int = 64,
-        read_tokens: int = 24,
-        max_tokens: int = 192,
-        task: str = "open",
+        config: SelfAskConfig | None = None,
+        **options: Any,
     ) -> None:
-        self.llm, self.retriever, self.k = llm, retriever, k
-        self.task = check_task(task)
         self.name = "self-ask" if retriever is not None else "self-ask-no-search"
-        self.max_follow_ups, self.step_tokens = max_follow_ups, step_tokens
-        self.read_tokens, self.max_tokens = read_tokens, max_tokens
+        cfg = config or config_from_options(SelfAskConfig, options, self.name)
+        self.llm, self.retriever, self.k = llm, retriever, cfg.k
+        self.task = cfg.task
+        self.max_follow_ups, self.step_tokens = cfg.max_follow_ups, cfg.step_tokens
+        self.read_tokens, self.max_tokens = cfg.read_tokens, cfg.max_tokens
 
     def run(self, question: str) -> Trace:
         t0 = time.perf_counter()

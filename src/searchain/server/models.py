@@ -3,7 +3,7 @@ exactly what the service accepts and answers."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -14,80 +14,56 @@ from pydantic import (
     model_validator,
 )
 
-# Options that name files, models or endpoints: the operator sets them when the service
-# starts (``Engine(method_options=...)``), never a client. Named here only so the refusal
-# says where they belong; any other name outside the allow-list below is refused too.
-SERVER_SIDE_OPTIONS = frozenset({
-    "template", "reader", "model", "model_path", "index", "dense_index", "retriever",
-    "reference", "nli", "judge", "tools", "base_url", "api", "api_key", "embedder",
+from searchain.methods.registry import CANONICAL_METHODS, method_settings
+from searchain.methods.settings import Setting, merged
+
+# Names a request may not use: what the engine is opened with (a model, an index, an
+# endpoint), plus every method setting declared ``remote=False`` (files, models: the
+# operator's, set when the service starts). Named so the refusal says where they belong;
+# any other name outside the allow-list is refused too.
+ENGINE_OPTIONS = frozenset({
+    "model", "model_path", "index", "dense_index", "retriever", "judge", "base_url", "api",
+    "api_key", "embedder",
 })  # fmt: skip
 
-Tokens = Annotated[int, Field(ge=1, le=1024)]
-Small = Annotated[int, Field(ge=0, le=20)]
-Weight = Annotated[float, Field(ge=0, le=10)]
+
+def _settings_by_name() -> dict[str, list[tuple[str, Setting]]]:
+    return merged({m: method_settings(m) for m in CANONICAL_METHODS})
 
 
-class AskOptions(BaseModel):
-    """Per-request method options: an allow-list of plain values (numbers, booleans and
-    enumerated strings), each bounded. Nothing here can name a path, URL, model or endpoint.
-    A method refuses (422) an option of this list that it does not take."""
+SERVER_SIDE_OPTIONS = ENGINE_OPTIONS | {
+    name for name, pairs in _settings_by_name().items() if not all(s.remote for _, s in pairs)
+}
 
+
+def _request_field(name: str, pairs: list[tuple[str, Setting]]) -> tuple[Any, Any]:
+    """One allow-list field for a setting that one or more methods declare: the widest
+    range any of them takes, capped by its remote bound (each method still checks its own
+    range when it is built), and every declaration's help."""
+    kinds = {s.type for _, s in pairs}
+    if len(kinds) != 1:
+        raise TypeError(f"setting {name!r} has more than one type: {kinds}")
+    (kind,) = kinds
+    desc = " ".join(f"{m}: {s.help} (default {s.default})" for m, s in pairs)
+    if all(s.choices for _, s in pairs):
+        values = tuple(dict.fromkeys(c for _, s in pairs for c in s.choices))
+        return (Literal[values] | None, Field(None, description=desc))  # type: ignore[valid-type]
+    if kind in (int, float):
+        low = [s.ge if s.ge is not None else s.gt for _, s in pairs]
+        high = [s.remote_le if s.remote_le is not None else s.le for _, s in pairs]
+        if None in low or None in high:  # a client could ask for unbounded work
+            raise TypeError(f"remote setting {name!r} needs a lower and an upper bound")
+        lo, hi = min(low), max(high)  # type: ignore[type-var]
+        strict = all(s.ge is None for _, s in pairs)  # every declaration says "more than"
+        bound = {"gt": lo} if strict else {"ge": lo}
+        return (kind | None, Field(None, le=hi, description=desc, **bound))
+    if kind is bool:
+        return (bool | None, Field(None, description=desc))
+    raise TypeError(f"remote setting {name!r} is free text; give it choices or remote=False")
+
+
+class _OptionsBase(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-    # -- shared, and SearChain's
-    k: int | None = Field(None, ge=1, le=20, description="Passages per query.")
-    r_max: int | None = Field(None, ge=1, le=10, description="SearChain: maximum rounds.")
-    max_tokens: Tokens | None = Field(None, description="Tokens per generation.")
-    trace_max_tokens: Tokens | None = None
-    task: Literal["multihop", "yesno", "factcheck", "longform"] | None = None
-    theta: float | None = Field(None, ge=-100, le=100, description="Reader threshold θ.")
-    alpha: float | None = Field(None, ge=0, le=1)
-    dedup_threshold: float | None = Field(None, gt=0, le=1)
-    dedup: Literal["auto", "exact", "embedding"] | None = None
-    verification: bool | None = None
-    completion: bool | None = None
-    use_ir: bool | None = None
-    post_cite: bool | None = None
-    # -- REBEL (max_depth: Think&Cite's tree depth too)
-    max_depth: int | None = Field(None, ge=0, le=10)
-    max_llm_calls: int | None = Field(None, ge=1, le=200)
-    max_tool_calls: int | None = Field(None, ge=0, le=50)
-    max_subquestions: int | None = Field(None, ge=1, le=10)
-    memory_check: Literal["llm", "never"] | None = None
-    output_chars: int | None = Field(None, ge=100, le=100_000)
-    context_chars: int | None = Field(None, ge=100, le=100_000)
-    split_tokens: Tokens | None = None
-    input_tokens: Tokens | None = None
-    answer_tokens: Tokens | None = None
-    chat_tokens: Tokens | None = None
-    # -- Think&Cite
-    family: Literal["asqa", "qampari", "eli5"] | None = None
-    n_children: int | None = Field(None, ge=1, le=10)
-    max_iterations: int | None = Field(None, ge=1, le=200)
-    exploration: float | None = Field(None, ge=0, le=10)
-    seed: int | None = Field(None, ge=0, le=2**31 - 1)
-    max_failures: int | None = Field(None, ge=1, le=20)
-    reflection: bool | None = None
-    max_reflections: Small | None = None
-    n_demos: int | None = Field(None, ge=0, le=8)
-    demo_doc_words: int | None = Field(None, ge=1, le=1000)
-    temperature: float | None = Field(None, ge=0, le=2)
-    resamples: Small | None = None
-    max_prompt_chars: int | None = Field(None, ge=1000, le=100_000)
-    query_tokens: Tokens | None = None
-    reflexion_tokens: Tokens | None = None
-    output_tokens: Tokens | None = None
-    max_citations: int | None = Field(None, ge=1, le=10)
-    use_rg: bool | None = None
-    use_ra: bool | None = None
-    rg_weight: Weight | None = None
-    ra_weight: Weight | None = None
-    # -- the baselines (self-ask, ReAct)
-    max_follow_ups: int | None = Field(None, ge=1, le=20)
-    step_tokens: Tokens | None = None
-    read_tokens: Tokens | None = None
-    max_steps: int | None = Field(None, ge=1, le=20)
-    observation_words: int | None = Field(None, ge=1, le=1000)
 
     @model_validator(mode="before")
     @classmethod
@@ -103,6 +79,21 @@ class AskOptions(BaseModel):
     def given(self) -> dict[str, Any]:
         """The options the client set (``None`` means "the method's default")."""
         return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
+# Per-request method options: derived from the methods' settings (methods/settings.py), an
+# allow-list of plain values (numbers, switches and enumerated strings), each bounded; nothing
+# here can name a path, URL, model or endpoint. A method refuses (422) a name it does not take.
+AskOptions = create_model(  # type: ignore[call-overload]
+    "AskOptions",
+    __base__=_OptionsBase,
+    __doc__="Per-request method options (see GET /v1/methods for each method's settings).",
+    **{
+        name: _request_field(name, pairs)
+        for name, pairs in _settings_by_name().items()
+        if name not in SERVER_SIDE_OPTIONS
+    },
+)
 
 
 class AskBase(BaseModel):

@@ -22,10 +22,11 @@ from typing import Any
 from searchain import citations
 from searchain.llm import LLM, LLMError
 from searchain.llm.prompting import is_chat
+from searchain.methods.settings import check_settings, setting
 from searchain.methods.thinkcite import chat
 from searchain.methods.thinkcite import prompting as tp
 from searchain.methods.thinkcite.mcts import Reward
-from searchain.methods.thinkcite.prompting import Search, Step
+from searchain.methods.thinkcite.prompting import FAMILIES, Search, Step
 from searchain.methods.thinkcite.reward import ProgressReward
 from searchain.retrieval.base import Retriever
 from searchain.types import Passage, Usage
@@ -35,21 +36,33 @@ _SPACE = re.compile(r"\s+")
 
 @dataclass
 class AgentConfig:
-    family: str = "asqa"  # demo family: asqa | qampari | eli5
-    k: int = 3  # passages per search (paper: top-3)
-    reflection: bool = True  # ablation "w/o reflection": search once, then write
-    max_reflections: int = 10  # paper's limit; then the agent must write its sentence
-    n_demos: int = 2  # ALCE demos in the prompt (4 in the paper; 2 fit a 4k context)
-    demo_doc_words: int | None = 60  # demo documents cut to this many words (None: whole)
-    temperature: float = 0.7  # sampling of a child's first action and sentence (diversity)
-    resamples: int = 3  # extra children sampled per expansion to replace duplicates
-    # Stop reflecting when the prompt grows past this (a 4k-token model: ~3k tokens of text),
-    # so the sentence is still written inside the context.
-    max_prompt_chars: int | None = 12_000
-    query_tokens: int = 32
-    reflexion_tokens: int = 64
-    output_tokens: int = 96
-    max_citations: int = 3
+    family: str = setting("asqa", "Demo family: asqa (factual), qampari (lists), eli5.",
+                          choices=FAMILIES, flag="family")  # fmt: skip
+    k: int = setting(3, "Passages per search (the paper: top-3).", ge=1, remote_le=20)
+    reflection: bool = setting(True, 'Ablation "w/o reflection": search once, then write.')
+    max_reflections: int = setting(10, "Reflections before the sentence must be written (the "
+                                   "paper's 10).", ge=0, remote_le=20)  # fmt: skip
+    n_demos: int = setting(2, "ALCE demos in the prompt (the paper's 4; 2 fit a 4k context).",
+                           ge=0, le=8)  # fmt: skip
+    demo_doc_words: int | None = setting(60, "Demo documents cut to this many words (null: "
+                                         "whole).", ge=1, remote_le=1000)  # fmt: skip
+    temperature: float = setting(0.7, "Sampling of a child's first action and sentence.",
+                                 ge=0, le=2)  # fmt: skip
+    resamples: int = setting(3, "Extra children sampled per expansion to replace "
+                             "duplicates.", ge=0, remote_le=20)  # fmt: skip
+    # A 4k-token model: ~3k tokens of text, so the sentence is still written in the context.
+    max_prompt_chars: int | None = setting(
+        12_000, "Stop reflecting when the prompt grows past this many characters (null: "
+        "never).", ge=1000, remote_le=100_000,
+    )  # fmt: skip
+    query_tokens: int = setting(32, "Tokens of a search query.", ge=1, remote_le=1024)
+    reflexion_tokens: int = setting(64, "Tokens of a reflection.", ge=1, remote_le=1024)
+    output_tokens: int = setting(96, "Tokens of a sentence.", ge=1, remote_le=1024)
+    max_citations: int = setting(3, "Citations per sentence (as ALCE scores them).", ge=1,
+                                 remote_le=10)  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check_settings(self)
 
 
 class ThinkCiteProblem:

@@ -17,9 +17,10 @@ from typing import Any
 from searchain import citations
 from searchain.events import emit
 from searchain.llm import LLM, CachedLLM, prompt_form
+from searchain.methods.settings import Setting, settings_of, unknown_message
 from searchain.methods.thinkcite.agent import AgentConfig, ThinkCiteProblem, documents_of
 from searchain.methods.thinkcite.mcts import MCTS, MCTSConfig, SearchResult, TreeNode
-from searchain.methods.thinkcite.prompting import FAMILIES, Step
+from searchain.methods.thinkcite.prompting import Step
 from searchain.methods.thinkcite.reward import ProgressReward, RewardConfig
 from searchain.retrieval.base import Retriever
 from searchain.scoring import NLI
@@ -36,22 +37,28 @@ class ThinkCiteConfig:
     reward: RewardConfig = field(default_factory=RewardConfig)
 
     @classmethod
+    def settings(cls) -> tuple[Setting, ...]:
+        """The settings of the three parts as one flat list (a name two parts share, such as
+        ``max_citations``, once: setting it sets both)."""
+        seen: dict[str, Setting] = {}
+        for part in (MCTSConfig, AgentConfig, RewardConfig):
+            for s in settings_of(part):
+                seen.setdefault(s.name, s)
+        return tuple(seen.values())
+
+    @classmethod
     def from_options(cls, **options: Any) -> ThinkCiteConfig:
         """Flat keyword options (``max_iterations=5, family="eli5", use_rg=False``) routed to
-        the part that owns them; an unknown name is an error, not silently ignored."""
-        cfg = cls()
-        for name, value in options.items():
-            if value is None:
-                continue
-            for part in (cfg.mcts, cfg.agent, cfg.reward):
-                if name in {f.name for f in dataclasses.fields(part)}:
-                    setattr(part, name, value)
-                    break
-            else:
-                raise ValueError(f"unknown thinkcite option {name!r}")
-        if cfg.agent.family not in FAMILIES:
-            raise ValueError(f"family must be one of {', '.join(FAMILIES)}")
-        return cfg
+        every part that owns them; an unknown name is an error, not silently ignored."""
+        known = {s.name for s in cls.settings()}
+        unknown = set(options) - known
+        if unknown:
+            raise ValueError(unknown_message("thinkcite", unknown, known))
+        parts = {}
+        for part in (MCTSConfig, AgentConfig, RewardConfig):
+            own = {s.name for s in settings_of(part)}
+            parts[part] = part(**{k: v for k, v in options.items() if k in own})
+        return cls(mcts=parts[MCTSConfig], agent=parts[AgentConfig], reward=parts[RewardConfig])
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

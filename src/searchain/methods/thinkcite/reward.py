@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from searchain import citations, prompts
 from searchain.llm import LLM, ContinuationScore, prompt_form
+from searchain.methods.settings import check_settings, setting
 from searchain.methods.thinkcite.mcts import Reward
 from searchain.scoring import NLI, citation_scores, parse_cited_sentences
 from searchain.types import Passage, Usage
@@ -40,11 +41,15 @@ NO_REFERENCE = (
 
 @dataclass
 class RewardConfig:
-    use_rg: bool = True
-    use_ra: bool = True
-    rg_weight: float = 1.0
-    ra_weight: float = 1.0
-    max_citations: int = 3  # per sentence, as ALCE scores them
+    use_rg: bool = setting(True, "Generation reward R_g (needs a reference model).")
+    use_ra: bool = setting(True, "Citation-attribution reward R_a (needs an NLI judge).")
+    rg_weight: float = setting(1.0, "Weight of R_g in R.", ge=0, remote_le=10)
+    ra_weight: float = setting(1.0, "Weight of R_a in R.", ge=0, remote_le=10)
+    max_citations: int = setting(3, "Citations per sentence (as ALCE scores them).", ge=1,
+                                 remote_le=10)  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check_settings(self)
 
 
 class ProgressReward:
