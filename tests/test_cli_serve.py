@@ -22,18 +22,19 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_operator_options_route_each_flag_to_its_method(tmp_path: Path) -> None:
-    tools = tmp_path / "tools.yaml"
-    opts = operator_options(tools, "none", "openai:m@http://127.0.0.1:9/v1", None,
-                            ["searchain.theta=-1.0", "rebel.max_depth=2"])  # fmt: skip
-    assert opts["rebel"] == {"tools": str(tools), "max_depth": 2}
-    assert opts["thinkcite"] == {"nli": None, "reference": "openai:m@http://127.0.0.1:9/v1"}
-    assert opts["searchain"] == {"theta": -1.0}
-    assert operator_options(None, "llm", None, None, None) == {"thinkcite": {"nli": "llm"}}
+    tools = str(tmp_path / "tools.yaml")
+    flags = {"tools": tools, "nli": "none", "reference": "openai:m@http://127.0.0.1:9/v1",
+             "reader": "llm"}  # fmt: skip
+    opts = operator_options(flags, ["searchain.theta=-1.0", "rebel.max_depth=2"])
+    assert opts["rebel"] == {"tools": tools, "max_depth": 2}
+    assert opts["thinkcite"] == {"nli": "none", "reference": "openai:m@http://127.0.0.1:9/v1"}
+    assert opts["searchain"] == {"reader": "llm", "theta": -1.0}
+    assert operator_options({}, None) == {}
 
 
 def test_a_plain_key_would_reach_every_method_and_is_refused() -> None:
     with pytest.raises(typer.BadParameter, match=r"METHOD\.KEY=VALUE"):
-        operator_options(None, "llm", None, None, ["theta=-1.0"])
+        operator_options({}, ["theta=-1.0"])
 
 
 def test_allowed_hosts() -> None:

@@ -20,12 +20,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from searchain.methods.settings import Setting
 from searchain.retrieval import BM25Index
 from searchain.retrieval.base import Retriever
 from searchain.retrieval.documents import IndexReport, index_documents
 from searchain.types import Trace
 
-__all__ = ["ask", "index_folder", "make_asker", "open_index"]
+__all__ = ["ask", "index_folder", "make_asker", "open_index", "settings"]
 
 
 def index_folder(
@@ -72,7 +73,8 @@ def make_asker(
     ``index``: an index object, the path of one, or ``None`` for the bundled demo corpus.
     ``llm``/``model``/``base_url``/``api``: as ``searchain ask --llm/--model/--base-url/--api``
     (the local default: ``$SEARCHAIN_MODEL``, else Qwen2.5-Coder-1.5B-Instruct).
-    ``method_options``: the method's settings (``theta=``, ``r_max=`` for SearChain, ...).
+    ``method_options``: the method's settings (``theta=``, ``r_max=`` for SearChain, ...;
+    :func:`settings` lists them), checked by name, type and range before any model runs.
     """
     from searchain.llm import make_llm
     from searchain.llm.models import answer_model
@@ -91,6 +93,15 @@ def make_asker(
     client = make_llm(llm, model=model, base_url=base_url, api=api, cache=cache)
     runner = build_method(method, client, retriever, k=k, **method_options)
     return traced(runner, client)
+
+
+def settings(method: str = "searchain") -> tuple[Setting, ...]:
+    """The settings ``method`` takes as keyword options of :func:`ask` and
+    :func:`make_asker` (name, type, default, allowed values, help), as ``searchain settings
+    METHOD`` lists them. An unknown name or a value out of range is a ``ValueError``."""
+    from searchain.methods.registry import method_settings
+
+    return method_settings(method)
 
 
 def ask(question: str, **options: Any) -> Trace:

@@ -6,8 +6,9 @@ searchain ask "..." --index my-index --llm openai --model gpt-4o-mini --api chat
 searchain search "Corliss Archer" --index my-index -k 5 --json
 
 One module per command or command group (:mod:`.index`, :mod:`.ask`, :mod:`.evaluate`,
-:mod:`.serve`, :mod:`.mirror`), the shared consoles, errors and option types in
-:mod:`.common`; the commands are registered here, in the order ``--help`` lists them.
+:mod:`.serve`, :mod:`.mirror`, :mod:`.settings`), the shared consoles, errors and option
+types in :mod:`.common`, the options derived from the methods' settings in
+:mod:`.method_flags`; the commands are registered here, in the order ``--help`` lists them.
 """
 
 from __future__ import annotations
@@ -22,13 +23,15 @@ from searchain.cli.evaluate import eval_, report
 from searchain.cli.index import index, search
 from searchain.cli.mirror import mirror_app
 from searchain.cli.serve import serve, serve_index
+from searchain.cli.settings import settings
 
 app = typer.Typer(
     help=(
         "Answer knowledge-intensive questions with an LLM working together with a search "
         "engine, and see where every step of the answer came from.\n\n"
-        "With no options everything runs offline: the embedded Gemma 3 270M model and a BM25 "
-        "index of the bundled HotpotQA demo corpus (built on first use)."
+        "With no options everything runs offline: an embedded model (ask and serve: "
+        "Qwen2.5-Coder-1.5B-Instruct; eval: Gemma 3 270M) and a BM25 index of the bundled "
+        "HotpotQA demo corpus (built on first use)."
     ),
     no_args_is_help=True,
     add_completion=False,
@@ -37,6 +40,7 @@ app = typer.Typer(
 app.command()(index)
 app.command()(search)
 app.command()(ask)
+app.command()(settings)
 app.command("serve-index")(serve_index)
 app.command("eval")(eval_)
 app.command()(report)

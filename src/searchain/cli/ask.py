@@ -6,7 +6,7 @@ import contextlib
 import json
 import logging
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -17,10 +17,7 @@ from searchain.cli.common import (
     IndexOpt,
     JsonOpt,
     MethodOpt,
-    NliOpt,
-    ReferenceOpt,
     RetrieverOpt,
-    ToolsOpt,
     console,
     err,
     fail,
@@ -28,6 +25,7 @@ from searchain.cli.common import (
     open_retriever,
     with_reports,
 )
+from searchain.cli.method_flags import flags_for, with_method_flags
 from searchain.llm.models import ANSWER_MODEL_HELP, API_HELP, MODEL_PATH_HELP, answer_model
 from searchain.types import Trace
 
@@ -38,6 +36,7 @@ DEMO_QUESTION = (
 )
 
 
+@with_method_flags()
 def ask(
     question: Annotated[
         str | None, typer.Argument(help="The question. Default: a demo HotpotQA question.")
@@ -61,9 +60,6 @@ def ask(
             "[bold]searchain-no-verification[/], [bold]searchain-no-completion[/]."
         ),
     ] = "searchain",
-    task: Annotated[
-        str, typer.Option(help="SearChain prompt family: multihop, yesno, factcheck, longform.")
-    ] = "multihop",
     llm: Annotated[
         str,
         typer.Option(
@@ -91,57 +87,6 @@ def ask(
             "SearChain, as in the paper; 5 for retrieve-read).",
         ),
     ] = None,
-    template: Annotated[
-        Path | None,
-        typer.Option(help="Your own CoQ prompt template file (first line '# fields: question')."),
-    ] = None,
-    reader: Annotated[
-        str,
-        typer.Option(
-            help="SearChain reader: 'llm' or the path of a local DPR / SQuAD-style reader model."
-        ),
-    ] = "llm",
-    theta: Annotated[
-        float | None,
-        typer.Option(
-            help="Reader confidence threshold θ (default: the reader's calibrated value)."
-        ),
-    ] = None,
-    r_max: Annotated[int, typer.Option(help="Maximum SearChain rounds.")] = 5,
-    verification: Annotated[
-        bool, typer.Option(help="Ablation: let IR correct the LLM's answers.")
-    ] = True,
-    completion: Annotated[
-        bool, typer.Option(help="Ablation: let IR answer unsolved queries.")
-    ] = True,
-    ir: Annotated[bool, typer.Option(help="Ablation: --no-ir is SearChain without IR.")] = True,
-    dedup_threshold: Annotated[
-        float,
-        typer.Option(
-            help="Cosine similarity (MiniLM) at which a query counts as already processed."
-        ),
-    ] = 0.97,
-    tools: ToolsOpt = None,
-    max_depth: Annotated[int, typer.Option(help="REBEL: deepest level of subquestions.")] = 3,
-    max_llm_calls: Annotated[
-        int, typer.Option(help="REBEL: LLM calls per question (then it answers from the facts).")
-    ] = 40,
-    max_tool_calls: Annotated[int, typer.Option(help="REBEL: tool calls per question.")] = 12,
-    memory_check: Annotated[
-        str,
-        typer.Option(
-            help="REBEL: [bold]llm[/] (the paper: ask whether memory suffices) or "
-            "[bold]never[/] (always use a tool)."
-        ),
-    ] = "llm",
-    iterations: Annotated[
-        int, typer.Option(help="Think&Cite: MCTS iterations (the paper's 30).")
-    ] = 30,
-    family: Annotated[
-        str, typer.Option(help="Think&Cite demo family: asqa (factual), qampari (lists), eli5.")
-    ] = "asqa",
-    nli: NliOpt = "llm",
-    reference: ReferenceOpt = None,
     show_tree: Annotated[
         bool, typer.Option(help="Show the Tree-of-Reasoning (REBEL: the recursion tree).")
     ] = False,
@@ -155,17 +100,28 @@ def ask(
     json_out: JsonOpt = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log retries.")] = False,
     option: MethodOpt = None,
+    method_flags: dict[str, Any] | None = None,
 ) -> None:
-    """Answer a question with [n] citations to the passages that support it."""
+    """Answer a question with [n] citations to the passages that support it.
+
+    Each method's settings have their own options below (and every setting, with or without
+    one, is reachable with -O NAME=VALUE); `searchain settings METHOD` lists them all."""
     from searchain.llm import LLMError, make_llm
     from searchain.methods.base import traced
-    from searchain.methods.registry import build_method
+    from searchain.methods.options import parse_method_options
+    from searchain.methods.registry import build_method, check_options
 
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING)
     q = question or DEMO_QUESTION
     if question is None and not json_out:
         err.print(f"[dim]No question given; asking the demo question:[/] {q}")
-    needs_ir = ir or method != "searchain"
+    try:
+        options = flags_for(method, method_flags or {})
+        options.update(parse_method_options(option, [method])[method])
+        check_options(method, {k: v for k, v in options.items() if k != "k"})
+    except ValueError as e:
+        fail(str(e))
+    needs_ir = options.get("use_ir", True) is not False or method != "searchain"
     # LLM-URL needs the LLM, so it is opened after the client below.
     idx = None
     if needs_ir and not is_llm_url(retriever):
@@ -182,33 +138,8 @@ def ask(
         )
         if needs_ir and idx is None:
             idx = open_retriever(retriever, index, dense_index, llm=client)
-        options = {}
-        if method == "searchain" or method.startswith("searchain-"):  # ablations too
-            options = dict(
-                task=task,
-                theta=theta,
-                r_max=r_max,
-                verification=verification,
-                completion=completion,
-                use_ir=ir,
-                template=str(template) if template else None,
-                dedup_threshold=dedup_threshold,
-            )
-        elif method == "rebel":
-            options = dict(
-                tools=str(tools) if tools else None,
-                max_depth=max_depth,
-                max_llm_calls=max_llm_calls,
-                max_tool_calls=max_tool_calls,
-                memory_check=memory_check,
-            )
-        elif method == "thinkcite":
-            options = dict(max_iterations=iterations, family=family,
-                           nli=None if nli == "none" else nli, reference=reference)  # fmt: skip
-        from searchain.methods.options import parse_method_options
-
-        options.update(parse_method_options(option, [method])[method])
-        runner = build_method(method, client, idx, k=k, reader=reader, **options)  # type: ignore[arg-type]
+        k = options.pop("k", k)  # -O k=3 as well as -k 3
+        runner = build_method(method, client, idx, k=k, **options)  # type: ignore[arg-type]
     except (LLMError, ValueError, ImportError, FileNotFoundError) as e:
         fail(str(e))
     try:

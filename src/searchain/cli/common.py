@@ -59,8 +59,8 @@ MethodOpt = Annotated[
     typer.Option(
         "--option",
         "-O",
-        help="A method option as KEY=VALUE, or METHOD.KEY=VALUE for one method; repeatable. "
-        "Any field of the method's configuration, e.g. -O thinkcite.n_children=2 "
+        help="A method setting as KEY=VALUE, or METHOD.KEY=VALUE for one method; repeatable. "
+        "Any setting `searchain settings METHOD` lists, e.g. -O thinkcite.n_children=2 "
         "-O max_reflections=3 -O seed=1 (Think&Cite), -O theta=-1.0 (SearChain), "
         "-O max_depth=2 (REBEL). Unknown names are errors.",
         show_default=False,

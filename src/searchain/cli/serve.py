@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -15,17 +15,16 @@ from searchain.cli.common import (
     DenseIndexOpt,
     IndexOpt,
     MethodOpt,
-    NliOpt,
-    ReferenceOpt,
     RetrieverOpt,
-    ToolsOpt,
     err,
     fail,
     open_retriever,
 )
+from searchain.cli.method_flags import operator_flags, with_method_flags
 from searchain.llm.models import ANSWER_MODEL_HELP, API_HELP, MODEL_PATH_HELP, answer_model
 
 
+@with_method_flags(operator_only=True)
 def serve(
     host: Annotated[
         str, typer.Option(help="Address to bind. Non-loopback needs $SEARCHAIN_API_TOKEN.")
@@ -57,9 +56,6 @@ def serve(
     ] = None,
     api: Annotated[str, typer.Option(help=API_HELP)] = "auto",
     model_path: Annotated[Path | None, typer.Option(help=MODEL_PATH_HELP)] = None,
-    reader: Annotated[
-        str, typer.Option(help="SearChain reader: llm or a local model path.")
-    ] = "llm",
     method: Annotated[str, typer.Option(help="The viewer's default method.")] = "searchain",
     max_concurrent: Annotated[
         int, typer.Option(help="Answers computed at once; more get HTTP 429.")
@@ -69,13 +65,6 @@ def serve(
     max_body_bytes: Annotated[int, typer.Option(help="Largest request body accepted.")] = 65536,
     cache: Annotated[bool, typer.Option(help="Use the on-disk LLM call cache.")] = True,
     threads: Annotated[int | None, typer.Option(help="CPU threads for --llm local.")] = None,
-    tools: ToolsOpt = None,
-    nli: NliOpt = "llm",
-    reference: ReferenceOpt = None,
-    template: Annotated[
-        Path | None,
-        typer.Option(help="SearChain: your own CoQ prompt template file.", show_default=False),
-    ] = None,
     option: MethodOpt = None,
     allowed_host: Annotated[
         list[str] | None,
@@ -86,6 +75,7 @@ def serve(
             show_default=False,
         ),
     ] = None,
+    method_flags: dict[str, Any] | None = None,
 ) -> None:
     """Serve the HTTP API and the web viewer: POST /v1/ask (and /v1/ask/stream, server-sent
     progress events), GET /v1/methods, GET /v1/runs..., GET /healthz, the OpenAPI schema at
@@ -93,8 +83,9 @@ def serve(
     `Authorization: Bearer <token>` on /v1/* (required when binding a non-loopback address).
 
     Clients choose only plain per-request options (numbers, switches, enum names): paths,
-    URLs and models — --tools, --nli, --reference, --template, -O METHOD.KEY=VALUE — are set
-    here by the operator, once, for every request."""
+    URLs and models — the method settings below (--reader, --tools, --nli, --reference,
+    --template) and -O METHOD.KEY=VALUE — are set here by the operator, once, for every
+    request."""
     token = os.environ.get("SEARCHAIN_API_TOKEN") or None
     try:
         from searchain.llm import LLMError, make_llm
@@ -127,9 +118,8 @@ def serve(
         engine = Engine(
             client,
             r,  # type: ignore[arg-type]
-            reader=reader,
             max_concurrent=max_concurrent,
-            method_options=operator_options(tools, nli, reference, template, option),
+            method_options=operator_options(method_flags or {}, option),
         )
     except (LLMError, ValueError, FileNotFoundError, ImportError) as e:
         fail(str(e))
@@ -152,13 +142,10 @@ def serve(
 
 
 def operator_options(
-    tools: Path | None,
-    nli: str | None,
-    reference: str | None,
-    template: Path | None,
-    option: list[str] | None,
+    flags: dict[str, object], option: list[str] | None
 ) -> dict[str, dict[str, object]]:
-    """The method options the operator fixes for every request. ``-O`` must name its method
+    """The method options the operator fixes for every request: the named settings (each
+    reaches every method that takes it), then ``-O``, which must name its method
     (METHOD.KEY=VALUE): a plain key would reach every method, which the service refuses."""
     from searchain.methods import registry
     from searchain.methods.options import parse_method_options
@@ -166,17 +153,10 @@ def operator_options(
     plain = [s for s in option or [] if "." not in s.partition("=")[0]]
     if plain:
         raise typer.BadParameter(f"write METHOD.KEY=VALUE in serve: {', '.join(plain)}")
-    opts: dict[str, dict[str, object]] = {
-        m: o for m, o in parse_method_options(option, list(registry.METHODS)).items() if o
-    }
-    thinkcite = opts.setdefault("thinkcite", {})
-    thinkcite["nli"] = None if nli == "none" else nli
-    if reference:
-        thinkcite["reference"] = reference
-    if tools:
-        opts.setdefault("rebel", {})["tools"] = str(tools)
-    if template:
-        opts.setdefault("searchain", {})["template"] = str(template)
+    opts = operator_flags(flags)
+    for m, o in parse_method_options(option, list(registry.METHODS)).items():
+        if o:
+            opts[m] = {**opts.get(m, {}), **o}
     return opts
 
 

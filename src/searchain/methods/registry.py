@@ -61,7 +61,7 @@ READER = option(
 )  # fmt: skip
 DEDUP = option(
     "dedup", str, "auto", "Query de-duplication: embedding (MiniLM), exact, or auto "
-    "(embedding when installed; the fallback is recorded in the trace).",
+    "(embedding when sentence-transformers is installed, else exact).",
     choices=("auto", "exact", "embedding"),
 )  # fmt: skip
 TOOLS = option(
@@ -70,7 +70,7 @@ TOOLS = option(
 )  # fmt: skip
 NLI = option(
     "nli", str, "llm", "Think&Cite's NLI judge of R_a: llm, none (R_a off) or a local NLI "
-    "model path.", remote=False, flag="nli",
+    "model path.", remote=False, flag="nli", nullable=True,
 )  # fmt: skip
 REFERENCE = option(
     "reference", str, None, "Think&Cite's reference model of R_g: a GGUF path or "
@@ -118,12 +118,15 @@ def method_settings(name: str) -> tuple[Setting, ...]:
 
 
 def check_options(name: str, options: dict[str, Any]) -> None:
-    """Refuse a name method ``name`` does not take (a config checks its own values when it
-    is made)."""
-    settings = {s.name for s in method_settings(name)}
-    unknown = set(options) - settings - PYTHON_OBJECTS.get(canonical(name), set())
+    """Refuse a name method ``name`` does not take, or a value outside its setting's type,
+    choices or range, before anything is opened (rules between settings are the config's)."""
+    settings = {s.name: s for s in method_settings(name)}
+    unknown = set(options) - set(settings) - PYTHON_OBJECTS.get(canonical(name), set())
     if unknown:
         raise ValueError(unknown_message(name, unknown, settings))
+    for key, value in options.items():
+        if key in settings and (value is None or isinstance(value, bool | int | float | str)):
+            settings[key].check(value)  # objects (a tools list, an LLM) are the caller's
 
 
 def make_reader(spec: str, llm: LLM) -> Any:
@@ -234,6 +237,7 @@ def _thinkcite(
     options = dict(options)
     judge = options.pop("judge", None)
     nli = options.pop("nli", "llm")
+    nli = None if nli == "none" else nli  # "none": R_a off (recorded in the trace)
     reference = options.pop("reference", None)
     if isinstance(reference, str):  # a GGUF path or openai:MODEL@URL
         from searchain.methods.thinkcite.method import reference_llm

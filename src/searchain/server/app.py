@@ -205,7 +205,11 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
         from searchain.methods import registry
 
         notes = getattr(registry, "DESCRIPTIONS", {})
-        listed = [{"name": n, "description": str(notes.get(n, ""))} for n in engine.methods]
+        listed = [
+            {"name": n, "description": str(notes.get(n, "")),
+             "settings": [x.to_dict() for x in registry.method_settings(n)]}
+            for n in engine.methods
+        ]  # fmt: skip
         return {"methods": listed, "default": s.default_method}
 
     @app.get("/v1/runs", response_model=m.RunsOut, responses=ERRORS, dependencies=auth)

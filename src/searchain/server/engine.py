@@ -152,7 +152,9 @@ class Engine:
 
             options["reference"] = CancellableLLM(reference_llm(reference))
         nli = options.get("nli")
-        if isinstance(nli, str) and nli != "llm" and "judge" not in options:
+        if nli == "none":  # R_a off
+            options["nli"] = None
+        elif isinstance(nli, str) and nli != "llm" and "judge" not in options:
             from searchain.readers.nli import make_judge
 
             options["judge"] = make_judge(options.pop("nli"), self.llm)
@@ -179,9 +181,10 @@ class Engine:
         options = {**self.options_for(name), **options}
         k = options.pop("k", None)
         dedup = options.pop("dedup", "auto")
+        reader = options.pop("reader", self.reader)  # the operator's --reader, if set
         try:
             return registry.build_method(
-                name, self.llm, self.retriever, k=k, reader=self.reader, dedup=dedup, **options
+                name, self.llm, self.retriever, k=k, reader=reader, dedup=dedup, **options
             )
         except TypeError as e:  # an option the method does not take
             raise ValueError(f"invalid options for {name}: {e}") from None

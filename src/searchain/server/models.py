@@ -197,6 +197,10 @@ class TraceOut(BaseModel):
 class MethodOut(BaseModel):
     name: str
     description: str = ""
+    settings: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Every setting of the method; those with remote=true a request may set.",
+    )
 
 
 class MethodsOut(BaseModel):

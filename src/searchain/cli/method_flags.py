@@ -1,0 +1,124 @@
+"""Named CLI options derived from the methods' settings (``methods/settings.py``).
+
+A setting declared with ``flag=`` becomes ``--FLAG`` on ``searchain ask`` (every flagged
+setting) and ``searchain serve`` (the operator's: those no remote client may set), with the
+help, type and choices of its declaration; a setting two methods share (``--dedup-threshold``)
+is one option that reaches whichever method runs. Left out, an option means "the method's
+default", so a flag given to a method that does not take it is an error, not ignored.
+Every setting, flagged or not, is also reachable with ``-O NAME=VALUE``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+import typer
+
+from searchain.methods.registry import CANONICAL_METHODS, GROUPS, canonical, method_settings
+from searchain.methods.settings import Setting, merged
+
+PARAM = "setting__"  # the prefix of derived parameters (no clash with a command's own)
+
+
+def flagged(operator_only: bool = False) -> dict[str, list[tuple[str, Setting]]]:
+    """Flagged settings by setting name, with the methods that declare them."""
+    by_name = merged({m: method_settings(m) for m in CANONICAL_METHODS})
+    out = {}
+    for name, pairs in by_name.items():
+        pairs = [(m, s) for m, s in pairs if s.flag]
+        if pairs and (not operator_only or not any(s.remote for _, s in pairs)):
+            out[name] = pairs
+    return out
+
+
+def _label(method: str) -> str:
+    return GROUPS.get(method, "baselines")
+
+
+def _help(pairs: list[tuple[str, Setting]]) -> str:
+    if len(pairs) == 1:
+        _, s = pairs[0]
+        return f"{s.help} [dim](default {s.default})[/]" if s.default is not None else s.help
+    if len({s.help for _, s in pairs}) == 1:
+        defaults = ", ".join(f"{_label(m)} {s.default}" for m, s in pairs)
+        return f"{pairs[0][1].help} [dim](default: {defaults})[/]"
+    return " ".join(
+        f"[bold]{_label(m)}[/]: {s.help}" + (f" [dim](default {s.default})[/]"
+                                                if s.default is not None else "")
+        for m, s in pairs
+    )  # fmt: skip
+
+
+def _parameter(name: str, pairs: list[tuple[str, Setting]]) -> inspect.Parameter:
+    setting = pairs[0][1]
+    flag = setting.flag
+    groups = {_label(m) for m, _ in pairs}
+    panel = f"{groups.pop()} settings" if len(groups) == 1 else "Settings of several methods"
+    common: dict[str, Any] = dict(help=_help(pairs), rich_help_panel=panel, show_default=False)
+    kind: Any = setting.type
+    if setting.type is bool:
+        info = typer.Option(f"--{flag}/--no-{flag}", **common)
+    else:
+        if setting.choices and setting.type is str:
+            kind = Literal[tuple(dict.fromkeys(c for _, s in pairs for c in s.choices))]
+        info = typer.Option(f"--{flag}", **common)
+    return inspect.Parameter(
+        PARAM + name,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=None,
+        annotation=Annotated[kind | None, info],
+    )
+
+
+def with_method_flags(*, operator_only: bool = False) -> Callable[[Callable[..., Any]], Any]:
+    """Give a command a named option per flagged setting; it receives the given ones as
+    ``method_flags`` (``{setting name: value}``)."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        sig = inspect.signature(command, eval_str=True)
+        own = [p for p in sig.parameters.values() if p.name != "method_flags"]
+        derived = [_parameter(n, pairs) for n, pairs in flagged(operator_only).items()]
+
+        @functools.wraps(command)
+        def run(**kwargs: Any) -> Any:
+            derived = {k.removeprefix(PARAM): kwargs.pop(k) for k in list(kwargs)
+                       if k.startswith(PARAM)}  # fmt: skip
+            given = {k: v for k, v in derived.items() if v is not None}  # None: not given
+            return command(**kwargs, method_flags=given)
+
+        params = [*own, *derived]
+        run.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in params}
+        del run.__wrapped__  # typer must read the signature above, not the command's
+        return run
+
+    return decorate
+
+
+def flags_for(method: str, given: dict[str, Any]) -> dict[str, Any]:
+    """The given flags as ``method``'s options; a flag of another method is an error."""
+    takes = {s.name for s in method_settings(method)}
+    wrong = [n for n in given if n not in takes]
+    if wrong:
+        owners = flagged()
+        said = ", ".join(
+            f"--{owners[n][0][1].flag} ({' and '.join(m for m, _ in owners[n])})" for n in wrong
+        )
+        raise ValueError(
+            f"{said} {'is a setting' if len(wrong) == 1 else 'are settings'} of another "
+            f"method, not of {canonical(method)} (`searchain settings {method}` lists its own)"
+        )
+    return dict(given)
+
+
+def operator_flags(given: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """``serve``'s flags as per-method options: each reaches every method that takes it."""
+    out: dict[str, dict[str, Any]] = {}
+    owners = flagged(operator_only=True)
+    for name, value in given.items():
+        for method, _ in owners[name]:
+            out.setdefault(method, {})[name] = value
+    return out
