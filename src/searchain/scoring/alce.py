@@ -2,8 +2,9 @@
 
 Answer quality by family — ASQA: STR-EM; QAMPARI: precision, recall-5 and F1-5; ELI5: claim
 recall (NLI of the gold claims against the whole answer) — and, with an NLI judge, citation
-recall and precision of the final content against the trace's numbered references. The whole
-answer is scored, every paragraph of it (ALCE's scorer kept only the first line).
+recall and precision of the final content against the trace's numbered references (for any
+dataset's items, when ``searchain eval --nli`` names a judge). The whole answer is scored,
+every paragraph of it (ALCE's scorer kept only the first line).
 """
 
 from __future__ import annotations
@@ -30,8 +31,11 @@ def alce_gold(example: Any) -> dict[str, Any]:
 
 
 def alce_scores(trace: Trace, gold: dict[str, Any], nli: NLI | None) -> dict[str, float]:
+    """ALCE's metrics for an ALCE item; for any other item, with a judge, its citation
+    recall and precision alone (a cited answer to a HotpotQA question is judged the same way:
+    bench/quality.py's hotpotqa-attribution)."""
     family = gold.get("alce")
-    if family is None:
+    if family is None and nli is None:
         return {}
     text = trace.final_content or trace.answer
     out: dict[str, float] = {}
