@@ -484,3 +484,21 @@ def test_bootstrap_ci() -> None:
     assert lo < narrow[1] <= narrow[2] < hi
     with pytest.raises(ValueError):
         bootstrap_ci([])
+
+
+def test_citations_of_any_dataset_are_scored_when_a_judge_is_named() -> None:
+    """`searchain eval --nli` scores the citations of a HotpotQA answer as ALCE's would be
+    (bench/quality.py's hotpotqa-attribution); without a judge, a non-ALCE item gets none."""
+    from searchain.scoring.alce import alce_scores
+    from searchain.types import Citation, Trace
+
+    trace = Trace(question="q", method="retrieve-read")
+    trace.references = DOCS
+    gold = {"answers": ["x"]}
+    assert alce_scores(trace, gold, None) == {}
+    trace.final_content = "Prater kicked a 64 yard field goal in 2013 [1]."
+    trace.citations = [Citation(mark=1, passage_id=DOCS[0].id)]
+    cited = alce_scores(trace, gold, keyword_nli)
+    assert cited == {"citation_recall": 1.0, "citation_precision": 1.0}
+    trace.final_content = "Prater kicked a 64 yard field goal in 2013 [2]."  # not what [2] says
+    assert alce_scores(trace, gold, keyword_nli)["citation_recall"] == 0.0
