@@ -549,3 +549,20 @@ def test_title_punctuation_fallback_through_the_mirror(mirror: MirrorServer, tmp
     asked = [unquote(p) for p in mirror.requests[before:]]
     assert len(asked) == 12 and "/wiki/Aristotle." not in asked
     assert asked.count("/wiki/No_such_page!") == 1
+
+
+def test_recall_at_k_is_refused_for_a_list_asked_shorter_than_k() -> None:
+    """Issue 29 L2: retrieve-read asked for 5 passages is not scored @10 (that would be @5
+    under another name); a method that asked for 10 and got 2 back is scored @10 (its own
+    shortfall); Recall@100 needs a request of 100."""
+    ranked = [Passage(f"D{i}#0", "Paris" if i == 4 else "nothing", f"D{i}") for i in range(5)]
+    five = Trace("q", "retrieve-read", nodes=[Node("1", "q", passages=ranked)], meta={"k": 5})
+    m = retrieval_metrics(five, ["Paris"])
+    assert m == {"passage_recall@1": 0.0, "doc_recall@1": 0.0}
+    ten = Trace("q", "retrieve-read", nodes=[Node("1", "q", passages=ranked[3:])], meta={"k": 10})
+    m = retrieval_metrics(ten, ["Paris"])
+    assert m["passage_recall@10"] == 1.0 and "passage_recall@100" not in m
+    hundred = Trace("q", "retrieve-read", nodes=[Node("1", "q", passages=ranked)],
+                    meta={"k": 100})  # fmt: skip
+    assert retrieval_metrics(hundred, ["Paris"])["passage_recall@100"] == 1.0
+

@@ -53,6 +53,7 @@ def test_replayed_traces_are_well_formed(index: BM25Index, questions: list[str])
     for q in questions:
         trace = method.run(q)
         check_trace(trace, index, 5)
+        assert trace.meta["k"] == 5  # what recall@k may be asked of it (issue 29 L2)
         if not RECORD:
             assert trace.usage.cached_calls == 1 and trace.usage.llm_calls == 0
             assert trace.usage.prompt_tokens > 100

@@ -79,7 +79,7 @@ class RetrieveRead:
             documents=render_documents(passages),
             question=task_question(question, self.task),
         )
-        trace.meta["task"] = self.task
+        trace.meta.update(task=self.task, k=self.k)  # k: what recall@k may be asked of it
         trace.usage.add(result.usage)
         text = result.text.strip()
         trace.answer = short_answer(text) if is_chat(self.llm) else extract_answer(text)

@@ -8,7 +8,16 @@
   retrieved passages back to their documents the same way);
 * ``valid_url_share`` — fetched articles / m; ``urls_named`` — distinct usable URLs written.
 
-Only traces with one ranked list (retrieve-read / direct-retrieval) get recall metrics.
+Only traces with one ranked list (retrieve-read / direct-retrieval) get recall metrics, and a
+metric at k only when the method asked for at least k passages (``trace.meta["k"]``): a list
+of 5 is not scored "@10" (it would be @5 under another name). A method that asked for k and
+got fewer back (LLM-URL naming pages that do not exist) is scored at k: the shortfall is its
+own. Traces recorded before the request was kept get @1 and @10 as they always did.
+
+The two kinds of document are not the same size: LLM-URL's are whole fetched pages, an index
+retriever's are the passages it returned, grouped by title. So document recall favours LLM-URL
+a little (a page holds more text than its retrieved passages); passage recall compares both on
+passages.
 """
 
 from __future__ import annotations
@@ -35,8 +44,12 @@ def _documents(trace: Trace, ranked: list[Passage]) -> list[str] | None:
     return ["\n".join(texts) for texts in by_title.values()]
 
 
+KS = (1, 10, 100)  # Recall@100: the LLM-URL paper's Table 2
+OLD_KS = (1, 10)  # traces without a recorded request
+
+
 def retrieval_metrics(
-    trace: Trace, answers: Sequence[str], ks: Sequence[int] = (1, 10)
+    trace: Trace, answers: Sequence[str], ks: Sequence[int] = KS
 ) -> dict[str, float]:
     out: dict[str, float] = {}
     reports = [r for r in trace.meta.get("retrieval", []) if r.get("retriever") == "llm-url"]
@@ -49,6 +62,8 @@ def retrieval_metrics(
     if trace.method not in RANKED_METHODS or not trace.nodes or not answers:
         return out
     ranked = trace.nodes[0].passages
+    asked = trace.meta.get("k")
+    ks = [k for k in ks if (k <= asked if isinstance(asked, int) else k in OLD_KS)]
     for k in ks:
         out[f"passage_recall@{k}"] = recall_at_k(ranked, answers, k)
     docs = _documents(trace, ranked)
