@@ -565,4 +565,3 @@ def test_recall_at_k_is_refused_for_a_list_asked_shorter_than_k() -> None:
     hundred = Trace("q", "retrieve-read", nodes=[Node("1", "q", passages=ranked)],
                     meta={"k": 100})  # fmt: skip
     assert retrieval_metrics(hundred, ["Paris"])["passage_recall@100"] == 1.0
-

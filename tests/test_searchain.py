@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import sys
 import re
 
 import pytest
@@ -255,3 +256,23 @@ def test_a_failed_background_load_raises_where_the_model_is_needed(tmp_path) -> 
     broken = Embedder(tmp_path, background=True)  # a directory with no model in it
     with pytest.raises(Exception, match=r"(?i)config|model|sentence|Unrecognized|no such|path"):
         broken.encode(["Who directed Jaws?"])
+
+
+def test_auto_dedup_without_its_embedder_says_so_in_every_trace(
+    index, hotpot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29 R1: without sentence-transformers, "auto" de-duplication falls back to exact
+    matching — no longer silently: each trace of SearChain and REBEL carries the warning;
+    asking for exact matching is no fallback and says nothing."""
+    from searchain.methods.registry import EXACT_FALLBACK, build_method
+
+    monkeypatch.setitem(sys.modules, "searchain.readers.similarity", None)  # not installed
+    method = build_method("searchain", replayed(), index, **RECORDED_AS)
+    assert method.embedder is None  # type: ignore[attr-defined]
+    trace = method.run(hotpot[1]["question_text"])
+    assert EXACT_FALLBACK in trace.errors
+    assert build_method("rebel", replayed(), index).dedup_note == EXACT_FALLBACK  # type: ignore[attr-defined]
+    exact = build_method("searchain", replayed(), index, dedup="exact", **RECORDED_AS)
+    assert EXACT_FALLBACK not in exact.run(hotpot[1]["question_text"]).errors
+    with pytest.raises(ImportError):
+        build_method("searchain", replayed(), index, dedup="embedding")

@@ -85,6 +85,7 @@ class Rebel:
             raise ValueError(f"tool names must be unique: {names}")
         self.llm, self.tools, self.cfg = llm, list(tools), config or RebelConfig()
         self.embedder = embedder  # searchain.readers.similarity.Embedder, or None: exact match
+        self.dedup_note: str | None = None  # set by the registry when "auto" fell back
         self.tool_list = "\n".join(f"tool {i}: {t.description}" for i, t in enumerate(tools, 1))
 
     # -- the algorithm ------------------------------------------------------------------
@@ -96,6 +97,8 @@ class Rebel:
         limits: list[str] = []
         form = "chat" if state.chat else "completion"
         trace.meta.update(limits=limits, dedup="embedding" if self.embedder else "exact")
+        if self.dedup_note:  # an "auto" de-duplication without its embedder (issue 29 R1)
+            trace.errors.append(self.dedup_note)
         trace.meta["prompt_form"] = form
         try:
             answer = self._solve(state, question, [], 0, True, None)

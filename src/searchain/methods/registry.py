@@ -141,9 +141,16 @@ def make_reader(spec: str, llm: LLM) -> Any:
     return HFExtractiveReader(spec)
 
 
+EXACT_FALLBACK = (
+    "query de-duplication fell back to exact matching: sentence-transformers is not installed "
+    "(scripts/install.sh dense), so paraphrased copies are not caught"
+)
+
+
 def make_embedder(dedup: str) -> Any:
     """``"embedding"`` (MiniLM from the dense extra), ``"exact"``, or ``"auto"``: embedding
-    when the dense extra is installed, else exact matching (logged, and recorded in traces)."""
+    when the dense extra is installed, else exact matching — a fallback that is warned about
+    and that every trace of the method states (:func:`dedup_note`)."""
     if dedup == "exact":
         return None
     try:
@@ -153,8 +160,13 @@ def make_embedder(dedup: str) -> Any:
     except ImportError:
         if dedup == "embedding":
             raise
-        log.info("sentence-transformers not installed: query dedup falls back to exact match")
+        log.warning(EXACT_FALLBACK)
         return None
+
+
+def dedup_note(dedup: str, embedder: Any) -> str | None:
+    """What a trace says when ``auto`` de-duplication had to fall back (None: it did not)."""
+    return EXACT_FALLBACK if dedup == "auto" and embedder is None else None
 
 
 def build_method(
@@ -187,13 +199,16 @@ def build_method(
         cfg = SearChainConfig(**options)
         if k:
             cfg.k = k
-        return SearChain(
+        embedder = make_embedder(dedup) if cfg.use_ir else None
+        method = SearChain(
             llm,
             retriever if cfg.use_ir else None,
             make_reader(reader, llm) if cfg.use_ir else None,
             cfg,
-            embedder=make_embedder(dedup) if cfg.use_ir else None,
+            embedder=embedder,
         )
+        method.dedup_note = dedup_note(dedup, embedder) if cfg.use_ir else None
+        return method
     if name == "rebel":
         return _rebel(llm, retriever, k, dedup, options)
     if name == "thinkcite":
@@ -222,7 +237,10 @@ def _rebel(
         for t in tools:
             if isinstance(t, SearchTool):
                 t.k = k
-    return Rebel(llm, tools, RebelConfig(**options), embedder=make_embedder(dedup))
+    embedder = make_embedder(dedup)
+    method = Rebel(llm, tools, RebelConfig(**options), embedder=embedder)
+    method.dedup_note = dedup_note(dedup, embedder)
+    return method
 
 
 def _thinkcite(

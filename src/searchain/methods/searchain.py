@@ -120,6 +120,7 @@ class SearChain:
             raise ValueError("SearChain with IR needs a retriever and a reader")
         prompts.load(self.config.template_name())  # a missing or malformed file fails here
         self.embedder = embedder
+        self.dedup_note: str | None = None  # set by the registry when "auto" fell back
         if self.config.use_ir:
             self.name = "searchain"
             if not self.config.verification:
@@ -155,6 +156,8 @@ class SearChain:
             self.llm, question, cfg.template_name(), form, self.revise, labels_of
         )
         trace.errors.extend(getattr(rounds, "notes", []))
+        if self.dedup_note:  # an "auto" de-duplication without its embedder
+            trace.errors.append(self.dedup_note)
         parent, chain, chains = root.id, Chain([], "", ""), []
         fed: Node | None = None  # the node whose feedback the next chain answers
         emit("start", method=self.name, question=question)
