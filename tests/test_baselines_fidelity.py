@@ -54,7 +54,7 @@ def test_an_open_question_is_asked_as_it_is(index) -> None:
     llm = Observed(recorded_llm("baselines"))
     build_method("direct-prompting", llm, index, demos=4).run(YES_NO)
     assert llm.prompts[0].endswith(f"Question: {YES_NO}\nAnswer:")
-    with pytest.raises(ValueError, match="task is one of .*open, not 'poetry'"):
+    with pytest.raises(ValueError, match=r"task is one of .*open, not 'poetry'"):
         build_method("cot", llm, index, task="poetry")
 
 

@@ -121,7 +121,7 @@ def test_a_new_setting_needs_no_wiring(monkeypatch: pytest.MonkeyPatch) -> None:
     assert seen == {"brand_new": 7}
     res = runner.invoke(cli, ["command", "--help"], terminal_width=200)
     assert "--brand-new" in res.output and "A setting nobody wired." in res.output
-    kind, field = models._request_field("brand_new", [("searchain", declared[0])])
+    _kind, field = models._request_field("brand_new", [("searchain", declared[0])])
     assert field.description.startswith("searchain: A setting nobody wired.")
     with pytest.raises(ValueError, match="brand_new must be at most 9"):
         NewConfig(brand_new=10)

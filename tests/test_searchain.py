@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import gzip
 import json
-import sys
 import re
+import sys
 
 import pytest
 
@@ -208,7 +208,7 @@ def test_long_form_consistency_uses_rouge_against_the_passage(index, embedder) -
 
 
 def test_config_errors_are_clear(index) -> None:
-    with pytest.raises(ValueError, match="task is one of multihop, .*, not 'poetry'"):
+    with pytest.raises(ValueError, match=r"task is one of multihop, .*, not 'poetry'"):
         SearChain(replayed(), index, None, SearChainConfig(task="poetry"))
     with pytest.raises(ValueError, match="needs a retriever and a reader"):
         SearChain(replayed(), None, None, SearChainConfig())
