@@ -476,3 +476,18 @@ def test_cli_eval_compositional_celebrities_rebel_and_baselines(
     written = (out / "results.jsonl").read_text() + json.dumps(manifest) + result.output
     for form in KEY_FORMS:
         assert form not in written
+
+
+def test_subquestions_over_the_cap_are_recorded_not_lost() -> None:
+    """Issue 29 R3: the cap on subquestions per split is a budget of this code; what it drops
+    is recorded with why and counted, so the trace says the question was not fully asked."""
+    from searchain.methods.rebel import cap_subquestions
+
+    subs = [f"sub {i}?" for i in range(6)]
+    removed: list = []
+    kept, dropped = cap_subquestions(subs, 4, removed)
+    assert kept == subs[:4] and dropped == 2
+    assert removed == [{"text": "sub 4?", "reason": "over max_subquestions"},
+                       {"text": "sub 5?", "reason": "over max_subquestions"}]  # fmt: skip
+    assert cap_subquestions(subs[:3], 4, []) == (subs[:3], 0)
+    assert RebelConfig().max_subquestions == 4

@@ -49,6 +49,14 @@ from searchain.types import Node, Passage, Trace
 Fact = tuple[str, str]
 
 
+def cap_subquestions(kept: list[str], cap: int, removed: list) -> tuple[list[str], int]:
+    """The first ``cap`` subquestions, the rest recorded in ``removed`` with why; and how
+    many were dropped."""
+    for s in kept[cap:]:
+        removed.append({"text": s, "reason": "over max_subquestions"})
+    return kept[:cap], max(0, len(kept) - cap)
+
+
 class _OutOfCalls(Exception):
     pass
 
@@ -176,10 +184,10 @@ class Rebel:
             state.trace.errors.append(f"{node.id}: split reply not read as subquestions: {reply!r}")
         info: dict[str, Any] = {"reply": reply, "parsed_as": how, "removed": []}
         kept, allow = self._dedup(node.query, subs, info["removed"])
-        if len(kept) > self.cfg.max_subquestions:
-            for s in kept[self.cfg.max_subquestions :]:
-                info["removed"].append({"text": s, "reason": "over max_subquestions"})
-            kept = kept[: self.cfg.max_subquestions]
+        kept, dropped = cap_subquestions(kept, self.cfg.max_subquestions, info["removed"])
+        if dropped:  # a budget the paper does not have: said in the trace (issue 29 R3)
+            self._note(state, f"{node.id}: {dropped} subquestion(s) over max_subquestions "
+                              f"({self.cfg.max_subquestions}) not asked")  # fmt: skip
         info["subquestions"] = kept
         node.meta["split"] = info
         for s in kept:
