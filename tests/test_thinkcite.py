@@ -59,10 +59,15 @@ def test_history_numbers_documents_across_steps_and_reflexions():
     s1 = tp.Step("output", [tp.Search("q1", 1, p[:2], "useless"), tp.Search("q1b", 3, p[2:4])],
                  "A [3].", [3])  # fmt: skip
     s2 = tp.Step("output", [tp.Search("q2", 5, p[4:6])], "B [6].", [6])
-    h = tp.render_history("Q?", [tp.Step("root"), s1, s2])
+    path = [tp.Step("root"), s1, s2]
+    h = tp.render_history("Q?", path, "cited")
     assert "Document [3](Title: T2): text 2" in h and "Document [6](Title: T5): text 5" in h
     assert "Document [1]" not in h  # earlier uncited documents are not repeated
     assert "Reflexion: useless" in h and h.endswith("Output: B [6].")
+    # The paper's history H keeps every D_i (issue 29 T7): all six, numbers unchanged.
+    full = tp.render_history("Q?", path)
+    assert all(f"Document [{i + 1}](Title: T{i}): text {i}" in full for i in range(6))
+    assert full.replace("\n", "") != h.replace("\n", "")
 
 
 def test_citation_rules():

@@ -129,7 +129,8 @@ def test_chat_agent_sends_demos_and_path_as_a_dialogue():
     llm = ScriptedChat(replies)
     judge = LLMJudge(llm)
     method = build_method("thinkcite", llm, ListRetriever(DOCS), judge=judge, max_iterations=1,
-                          n_children=1, max_reflections=1, k=1, resamples=0)  # fmt: skip
+                          n_children=1, max_reflections=1, k=1, resamples=0,
+                          hide_seen=True)  # fmt: skip
     question = "What government position was held by the woman who played Corliss?"
     trace = method.run(question)
     assert trace.meta["prompt_form"] == "chat"
@@ -334,3 +335,28 @@ def test_thinkcite_in_chat_form_answers_hotpotqa_with_citations(chat_llm, hotpot
         for note in (note for n in outputs for note in n.meta["notes"]):
             assert any(k in note for k in ("raw", "post-hoc", "top-ranked", "dropped", "stopped"))
         assert trace.usage.llm_calls > 0
+
+
+def test_search_returns_the_querys_top_k_even_when_shown_before():
+    """Issue 29 T4: the paper returns each query's top-K, so a passage already on the path
+    comes back under a new number (its own demo shows one passage twice); hide_seen=True is
+    this code's earlier behaviour, kept as an option."""
+    replies = [
+        "Search: Kiss and Tell Corliss Archer",
+        "Reflexion: the documents do not say her later career.",
+        "Search: Shirley Temple career",
+        "Output: Shirley Temple played Corliss Archer [1].",
+    ]
+    question = "What government position was held by the woman who played Corliss?"
+    shown = {}
+    for hide in (False, True):
+        llm = ScriptedChat(list(replies))
+        method = build_method("thinkcite", llm, ListRetriever(DOCS), judge=LLMJudge(llm),
+                              max_iterations=1, n_children=1, max_reflections=1, k=1,
+                              resamples=0, hide_seen=hide)  # fmt: skip
+        method.run(question)
+        last = [c for c in llm.calls if isinstance(c, list)][-1]
+        shown[hide] = next(m["content"] for m in reversed(last)  # this question's, not a demo's
+                           if m["content"].startswith("Document [2]"))  # fmt: skip
+    assert shown[False].startswith("Document [2](Title: Kiss and Tell)")  # a repeat, renumbered
+    assert shown[True].startswith("Document [2](Title: Shirley Temple)")

@@ -60,6 +60,15 @@ class AgentConfig:
     output_tokens: int = setting(96, "Tokens of a sentence.", ge=1, remote_le=1024)
     max_citations: int = setting(3, "Citations per sentence (as ALCE scores them).", ge=1,
                                  remote_le=10)  # fmt: skip
+    hide_seen: bool = setting(
+        False, "Search skips passages already shown on the path (the paper returns the "
+        "query's top-k, repeats included).",
+    )  # fmt: skip
+    history: str = setting(
+        "all", "Earlier steps in the prompt: all (the paper: every search's documents) or "
+        "cited (only the documents their sentence cited; shorter prompts).",
+        choices=tp.HISTORIES,
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
         check_settings(self)
@@ -130,7 +139,8 @@ class ThinkCiteProblem:
     # -- one child: think → search → reflect → search … → output -------------------------
     def child(self, path: list[Step], seed: int) -> Step:
         cfg = self.config
-        text = self.header + "\n\n" + tp.render_history(self.question, path) + "\n"
+        text = (self.header + "\n\n"
+                + tp.render_history(self.question, path, self.config.history) + "\n")  # fmt: skip
         has_answer = any(s.action == "output" for s in path)
         step = Step("output")
         query = ""
@@ -231,13 +241,20 @@ class ThinkCiteProblem:
         return r.text
 
     def _search(self, query: str, first: int, path: list[Step], step: Step) -> Search:
-        shown = {p.id for p in documents_of(path)} | {p.id for p in step.documents}
+        """The query's top-k (the paper; a passage already shown on the path is shown again
+        under a new number), or with ``hide_seen`` the top-k not shown yet."""
+        k = self.config.k
         self.retrieval_calls += 1
         if query in self.retrievals:
             self.retrieval_hits += 1
         else:  # enough to still give k new passages after those already shown
-            self.retrievals[query] = self.retriever.search(query, k=self.config.k * 4)
-        fresh = [p for p in self.retrievals[query] if p.id not in shown][: self.config.k]
+            self.retrievals[query] = self.retriever.search(
+                query, k=k * 4 if self.config.hide_seen else k
+            )
+        if not self.config.hide_seen:
+            return Search(query, first, self.retrievals[query][:k])
+        shown = {p.id for p in documents_of(path)} | {p.id for p in step.documents}
+        fresh = [p for p in self.retrievals[query] if p.id not in shown][:k]
         return Search(query, first, fresh)
 
 

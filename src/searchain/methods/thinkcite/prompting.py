@@ -161,9 +161,14 @@ def render_documents(search: Search) -> list[str]:
     ]
 
 
-def render_history(question: str, path: list[Step]) -> str:
-    """``Question:`` and the actions of the path so far. Earlier steps show only the documents
-    their Output cited (numbers unchanged), which keeps six steps inside a small context."""
+HISTORIES = ("all", "cited")
+
+
+def render_history(question: str, path: list[Step], history: str = "all") -> str:
+    """``Question:`` and the actions of the path so far. ``history="all"`` (the paper's H =
+    [(q_i, D_i, y_i, C_i)]) shows every document each earlier search returned; ``"cited"``
+    only those their Output cited (numbers unchanged), which keeps six steps inside a small
+    context."""
     lines = [f"Question: {question}"]
     for step in path:
         if step.action == "root":
@@ -171,7 +176,8 @@ def render_history(question: str, path: list[Step]) -> str:
         cited = set(step.citations)
         for s in step.searches:
             lines.append(f"Search: {s.query}")
-            lines += [d for i, d in enumerate(render_documents(s)) if s.first + i in cited]
+            lines += [d for i, d in enumerate(render_documents(s))
+                      if history == "all" or s.first + i in cited]  # fmt: skip
             if s.reflexion is not None:
                 lines.append(f"Reflexion: {s.reflexion}")
         if step.action == "output":
