@@ -8,7 +8,7 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from searchain.methods.coq_parser import Chain, CoQNode, parse_chain
+from searchain.methods.searchain.coq_parser import Chain, CoQNode, parse_chain
 
 # The spec's CoQ prompt demos (paper, figure/appendix prompt for multi-hop QA).
 DEMO_1 = """\

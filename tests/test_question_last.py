@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from searchain import prompts
-from searchain.methods.searchain_config import TASKS, SearChainConfig
+from searchain.methods.searchain.config import TASKS, SearChainConfig
 
 Q1, Q2 = "Who directed Jaws?", "In which city was Kevin Drew born?"
 

@@ -21,7 +21,7 @@ from searchain.events import listening
 from searchain.llm import LLM, GenerationParams
 from searchain.llm.local import LocalLLM
 from searchain.methods.rebel import Rebel, RebelConfig
-from searchain.methods.rebel_parse import (
+from searchain.methods.rebel.parse import (
     parse_json_object,
     parse_subquestions,
     parse_tool_number,

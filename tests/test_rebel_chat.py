@@ -15,7 +15,7 @@ import pytest
 from searchain import prompts
 from searchain.llm import LLM, GenerationParams, make_llm
 from searchain.methods.rebel import Rebel, RebelConfig
-from searchain.methods.rebel_parse import (
+from searchain.methods.rebel.parse import (
     chat_answer,
     find_tool_number,
     find_yes_no,

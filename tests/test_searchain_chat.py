@@ -19,7 +19,7 @@ from searchain import citations
 from searchain.llm import make_llm
 from searchain.llm.local import LocalLLM
 from searchain.methods.base import run_traced
-from searchain.methods.searchain import SearChain, SearChainConfig, _Run
+from searchain.methods.searchain.method import SearChain, SearChainConfig, _Run
 from searchain.readers.llm_reader import LLMReader
 from searchain.readers.similarity import QueryMemory
 from searchain.retrieval import BM25Index, default_index
@@ -124,8 +124,8 @@ LOOPING = (
 
 def test_a_chain_without_nodes_answers_from_its_final_content() -> None:
     from searchain.answers import short_answer
-    from searchain.methods.coq_parser import parse_chain
     from searchain.methods.searchain import content_only
+    from searchain.methods.searchain.coq_parser import parse_chain
 
     chain = parse_chain(LOOPING)
     assert not chain.nodes and chain.final_content

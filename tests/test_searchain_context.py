@@ -22,7 +22,7 @@ from searchain.llm.base import context_window, prompt_fits
 from searchain.llm.local import DEFAULT_MODEL_NAME, LocalLLM
 from searchain.methods.registry import make_embedder
 from searchain.methods.searchain import TASKS, SearChain, SearChainConfig
-from searchain.methods.searchain_rounds import CompletionRounds, FeedbackText
+from searchain.methods.searchain.rounds import CompletionRounds, FeedbackText
 from searchain.readers.llm_reader import LLMReader
 from searchain.retrieval import BM25Index, default_index
 from searchain.types import Node, Passage, Trace

@@ -15,9 +15,9 @@ import pytest
 
 from recordings import Observed, recorded_llm
 from searchain import prompts
-from searchain.methods.coq_parser import parse_chain
 from searchain.methods.registry import make_embedder
-from searchain.methods.searchain import (
+from searchain.methods.searchain.coq_parser import parse_chain
+from searchain.methods.searchain.method import (
     NO_IR_TASKS,
     TASKS,
     SearChain,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from searchain.methods.searchain import SearChain, SearChainConfig, _Run, repeats_query
+from searchain.methods.searchain.method import SearChain, SearChainConfig, _Run, repeats_query
 from searchain.readers.base import ReaderOutput
 from searchain.readers.similarity import QueryMemory
 from searchain.retrieval import BM25Index

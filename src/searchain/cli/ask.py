@@ -151,7 +151,7 @@ def ask(
         print(json.dumps(trace.to_dict(), ensure_ascii=False, indent=2))
         return
     if show_tree and trace.method == "rebel":
-        from searchain.methods.rebel_render import recursion_tree
+        from searchain.methods.rebel.render import recursion_tree
 
         console.print(recursion_tree(trace))
     elif show_tree:

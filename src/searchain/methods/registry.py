@@ -94,9 +94,9 @@ def method_settings(name: str) -> tuple[Setting, ...]:
     """Every setting method ``name`` takes: its config's fields and its builder's options."""
     from searchain.methods import prompting
     from searchain.methods.react import ReActConfig
-    from searchain.methods.rebel_config import RebelConfig
+    from searchain.methods.rebel.config import RebelConfig
     from searchain.methods.retrieve_read import RetrieveReadConfig
-    from searchain.methods.searchain_config import SearChainConfig
+    from searchain.methods.searchain.config import SearChainConfig
     from searchain.methods.self_ask import SelfAskConfig
     from searchain.methods.thinkcite import ThinkCiteConfig
 

@@ -15,7 +15,7 @@ tool calls makes later steps answer from memory. Either is noted in ``trace.meta
 
 Every LLM call goes through ``Rebel._llm``: a base model continues ``prompts/rebel/STEP.txt``;
 a chat model gets ``STEP.chat.txt`` (the same instructions and demos as turns), replies in one
-turn (no stop strings, ``chat_tokens`` more tokens), and ``rebel_parse`` reads its habits.
+turn (no stop strings, ``chat_tokens`` more tokens), and ``rebel.parse`` reads its habits.
 Unreadable replies are recorded in ``trace.errors`` and kept in the trace.
 """
 
@@ -32,8 +32,8 @@ from searchain import prompts
 from searchain.events import emit
 from searchain.llm import LLM
 from searchain.llm.prompting import is_chat
-from searchain.methods.rebel_config import RebelConfig
-from searchain.methods.rebel_parse import (
+from searchain.methods.rebel.config import RebelConfig
+from searchain.methods.rebel.parse import (
     chat_answer,
     find_tool_number,
     find_yes_no,

@@ -12,7 +12,7 @@ The first node needing feedback ends the round; the LLM writes a new chain from 
 tracing has the LLM write the final content from the verified path with ``[k]`` marks, where
 reference k is the supporting passage of node k.
 
-Prompts are the paper's (``prompts/searchain/``), in both forms (``methods/searchain_rounds``):
+Prompts are the paper's (``prompts/searchain/``), in both forms (``methods/searchain/rounds.py``):
 for a chat model the paper's dialogue (chain = assistant turn, feedback = user turn); for a
 base model one growing completion prompt that restates the chain up to the corrected node,
 from which the model continues.
@@ -25,8 +25,8 @@ query does in the paper; ``meta.both_tag_nodes`` counts them.
 
 A chain with no parsable node but a ``[Final Content]`` answers from that content (source
 "llm", uncited), as a chain that needed no retrieval. Every round's raw chain is kept in
-``meta.chains``. Settings: ``methods/searchain_config.py``; the answer once the rounds end:
-``methods/searchain_tracing.py``.
+``meta.chains``. Settings: ``methods/searchain/config.py``; the answer once the rounds end:
+``methods/searchain/tracing.py``.
 """
 
 from __future__ import annotations
@@ -38,15 +38,15 @@ from dataclasses import dataclass, field, replace
 from searchain import prompts
 from searchain.events import emit
 from searchain.llm import LLM, prompt_form
-from searchain.methods.coq_parser import Chain, parse_chain, same_query
-from searchain.methods.searchain_config import (
+from searchain.methods.searchain.config import (
     NO_IR_TASKS,
     NO_IR_TEMPLATE,
     TASKS,
     SearChainConfig,
 )
-from searchain.methods.searchain_rounds import FeedbackText, Rounds, make_rounds
-from searchain.methods.searchain_tracing import (
+from searchain.methods.searchain.coq_parser import Chain, parse_chain, same_query
+from searchain.methods.searchain.rounds import FeedbackText, Rounds, make_rounds
+from searchain.methods.searchain.tracing import (
     answer_from_content,
     branch_nodes,
     content_only,

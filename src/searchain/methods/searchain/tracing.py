@@ -13,10 +13,10 @@ import re
 
 from searchain import citations
 from searchain.answers import clean_span, short_answer
-from searchain.methods.coq_parser import Chain, CoQNode, parse_chain
 from searchain.methods.retrieve_read import extract_answer
-from searchain.methods.searchain_config import SearChainConfig
-from searchain.methods.searchain_rounds import Rounds
+from searchain.methods.searchain.config import SearChainConfig
+from searchain.methods.searchain.coq_parser import Chain, CoQNode, parse_chain
+from searchain.methods.searchain.rounds import Rounds
 from searchain.scoring.skc import supported_knowledge_count as skc
 from searchain.types import Node, Passage, Trace
 

@@ -1,0 +1,29 @@
+"""SearChain (Xu et al., WWW 2024): the method (:mod:`.method`), its settings (:mod:`.config`),
+the chain generations of each round (:mod:`.rounds`), tracing (:mod:`.tracing`) and the CoQ
+parser (:mod:`.coq_parser`)."""
+
+from searchain.methods.searchain.method import (
+    NO_IR_TASKS,
+    NO_IR_TEMPLATE,
+    TASKS,
+    Feedback,
+    SearChain,
+    SearChainConfig,
+    branch_nodes,
+    content_only,
+    final_content_of,
+    skc,
+)
+
+__all__ = [
+    "NO_IR_TASKS",
+    "NO_IR_TEMPLATE",
+    "TASKS",
+    "Feedback",
+    "SearChain",
+    "SearChainConfig",
+    "branch_nodes",
+    "content_only",
+    "final_content_of",
+    "skc",
+]
