@@ -84,7 +84,7 @@ class Recipe:
     metrics: tuple[str, ...] = ("em", "f1", "cover_em")  # strict EM, token F1, cover-EM
 
 
-ATTRIBUTION_ARMS = ("alce-vanilla", "thinkcite-1", "thinkcite-2", "thinkcite-4")
+ATTRIBUTION_ARMS = ("alce-vanilla", "thinkcite-1", "thinkcite-2", "thinkcite-3")
 LLM_URL_ALSO = ("doc_recall@1", "passage_recall@1", "passage_recall@10", "valid_url_share",
                 "cover_em")  # fmt: skip
 RECIPES: dict[str, Recipe] = {
@@ -133,11 +133,11 @@ RECIPES: dict[str, Recipe] = {
     # budgets on the same items (seeded children: a longer search repeats a shorter one's
     # calls, served by the call cache). Citation recall/precision by the --nli judge (the
     # policy model itself: no NLI checkpoint is installed). The budget fits a 2-core CPU with
-    # the 1.5B model: 2 children per expansion, 1 reflection, 1/2/4 iterations (the paper:
-    # 3 children, 10 reflections, 30 iterations), 10 items.
+    # the 1.5B model: 2 children per expansion, 1 reflection, 1/2/3 iterations (the paper:
+    # 3 children, 10 reflections, 30 iterations), 5 items (about 20 min an item, all arms).
     "hotpotqa-attribution": Recipe(
-        "hotpotqa", ATTRIBUTION_ARMS, "citation_recall", "thinkcite-4",
-        {"thinkcite-4": "higher citation recall and precision than vanilla RAG at equal or "
+        "hotpotqa", ATTRIBUTION_ARMS, "citation_recall", "thinkcite-3",
+        {"thinkcite-3": "higher citation recall and precision than vanilla RAG at equal or "
          "better correctness (ASQA/ELI5, 30 iterations)"}, "Think&Cite Tables 1-2, GPT-4o",
         eval_args=("--nli", "llm"),
         arms=(("alce-vanilla", ("--methods", "retrieve-read",
@@ -147,8 +147,8 @@ RECIPES: dict[str, Recipe] = {
                                     "-O", f"thinkcite.max_iterations={n}",
                                     "-O", "thinkcite.n_children=2",
                                     "-O", "thinkcite.max_reflections=1"))
-                for n in (1, 2, 4))),
-        metrics=("cover_em", "f1", "citation_recall", "citation_precision"), limit=10),
+                for n in (1, 2, 3))),
+        metrics=("cover_em", "f1", "citation_recall", "citation_precision"), limit=5),
 }  # fmt: skip
 
 
