@@ -10,26 +10,26 @@ import pytest
 from typer.testing import CliRunner
 
 from searchain.cli import app
-from searchain.cli.evaluate import _default_alce_judge
+from searchain.cli.eval_setup import default_alce_judge
 from searchain.eval.datasets import load_dataset
 from searchain.eval.runner import read_results
 
 
 def test_alce_datasets_default_to_the_llm_judge(tmp_path: Path) -> None:
     eli5 = load_dataset("eli5", limit=1)
-    assert _default_alce_judge(eli5, None, tmp_path / "new") == "llm"
-    assert _default_alce_judge(eli5, "none", tmp_path / "new") == "none"  # asked: kept
-    assert _default_alce_judge(eli5, "/models/nli", tmp_path / "new") == "/models/nli"
+    assert default_alce_judge(eli5, None, tmp_path / "new") == "llm"
+    assert default_alce_judge(eli5, "none", tmp_path / "new") == "none"  # asked: kept
+    assert default_alce_judge(eli5, "/models/nli", tmp_path / "new") == "/models/nli"
     hotpot = load_dataset("hotpotqa", limit=1)
-    assert _default_alce_judge(hotpot, None, tmp_path / "new") is None  # not ALCE: no judge
+    assert default_alce_judge(hotpot, None, tmp_path / "new") is None  # not ALCE: no judge
 
 
 def test_a_run_started_without_a_judge_keeps_resuming_without_one(tmp_path: Path) -> None:
     eli5 = load_dataset("eli5", limit=1)
     (tmp_path / "manifest.json").write_text(json.dumps({"config": {"dataset": "eli5"}}))
-    assert _default_alce_judge(eli5, None, tmp_path) is None
+    assert default_alce_judge(eli5, None, tmp_path) is None
     (tmp_path / "manifest.json").write_text(json.dumps({"config": {"nli": "llm"}}))
-    assert _default_alce_judge(eli5, None, tmp_path) == "llm"
+    assert default_alce_judge(eli5, None, tmp_path) == "llm"
 
 
 @pytest.mark.slow

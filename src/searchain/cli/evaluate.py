@@ -25,6 +25,15 @@ from searchain.cli.common import (
     open_retriever,
     with_reports,
 )
+from searchain.cli.eval_setup import (
+    default_alce_judge,
+    eval_judge,
+    eval_options,
+    exclude_evaluated_demos,
+    in_pools,
+    question_pools,
+    thinkcite_eval_options,
+)
 from searchain.llm.models import API_HELP, MODEL_HELP, MODEL_PATH_HELP
 from searchain.types import Trace
 
@@ -78,6 +87,15 @@ def eval_(
     reference: ReferenceOpt = None,
     option: MethodOpt = None,
     reuse_from: ReuseOpt = None,
+    question_docs: Annotated[
+        bool | None,
+        typer.Option(
+            "--question-docs/--no-question-docs",
+            help="Search each item's own retrieved passages (ALCE's docs), as ALCE and "
+            "Think&Cite do; default: when every item ships them.",
+            show_default=False,
+        ),
+    ] = None,
     retry_failed: Annotated[
         bool,
         typer.Option(
@@ -122,7 +140,7 @@ def eval_(
     except (FileNotFoundError, ValueError) as e:
         fail(str(e))
     names = [m.strip() for m in methods.split(",") if m.strip()]
-    nli = _default_alce_judge(examples, nli, out)
+    nli = default_alce_judge(examples, nli, out)
     from searchain.methods.options import parse_method_options
 
     try:
@@ -168,7 +186,20 @@ def eval_(
         fail(f"unknown executor {executor!r}; local or ray")
     if executor == "ray" and is_llm_url(retriever):
         fail("--executor ray does not support --retriever llm-url yet; use --executor local")
-    r = None if is_llm_url(retriever) else open_retriever(retriever, index, dense_index)
+    try:
+        pools = question_pools(examples, question_docs)
+    except ValueError as e:
+        fail(str(e))
+    if pools is not None:  # only then, so earlier run directories keep their config hash
+        config["question_docs"] = True
+        if executor == "ray":
+            fail("--executor ray does not search per-question docs yet; use --executor local")
+        err.print(f"searching each item's own passages ({len(pools)} pools; --no-question-docs "
+                  "searches --index instead)")  # fmt: skip
+    if pools is not None:
+        r = pools
+    else:
+        r = None if is_llm_url(retriever) else open_retriever(retriever, index, dense_index)
     try:
         client = make_llm(llm, model=model, base_url=base_url, api=api, cache=cache,
                           model_path=str(model_path) if model_path else None)  # fmt: skip
@@ -180,16 +211,18 @@ def eval_(
 
             r = open_retriever(retriever, index, dense_index, llm=client)
             r.config = dataclasses.replace(r.config, keep_documents=True)  # type: ignore[attr-defined]
-            _exclude_evaluated_demos(r, examples, config)
+            exclude_evaluated_demos(r, examples, config)
         # The dataset's task reaches every task-aware method: SearChain picks its prompt
         # family, the baselines add its label instruction (StrategyQA Yes/No, FEVER labels).
         family = examples[0].task if examples else "multihop"
-        tc = _thinkcite_eval_options(examples, nli, reference)
-        opts = {n: {**_eval_options(n, family, tools), **(tc if n == "thinkcite" else {}),
+        tc = thinkcite_eval_options(examples, nli, reference)
+        opts = {n: {**eval_options(n, family, tools), **(tc if n == "thinkcite" else {}),
                     **method_options[n]} for n in names}  # fmt: skip
         built = {n: build_method(n, client, r, k=k, **opts[n]) for n in names}  # type: ignore[arg-type]
-        judge = _eval_judge(nli, client)
+        judge = eval_judge(nli, client)
         runners = {n: with_reports(traced(m, client), retriever) for n, m in built.items()}
+        if pools is not None:
+            runners = {n: in_pools(pools, f) for n, f in runners.items()}
     except (LLMError, ValueError, ImportError) as e:
         fail(str(e))
     from searchain.eval.methods import describe
@@ -266,70 +299,6 @@ def eval_(
     if getattr(summary, "quarantined", 0):  # corrupt lines set aside, their items redone
         result["quarantined"] = summary.quarantined
     console.print_json(json.dumps(result))
-
-
-def _thinkcite_eval_options(
-    examples: list, nli: str | None, reference: str | None
-) -> dict[str, object]:
-    """Think&Cite's demo family follows the dataset (QAMPARI lists, ELI5 why/how, else ASQA)."""
-    from searchain.methods.thinkcite.prompting import family_for
-
-    ex = examples[0] if examples else None
-    fam = family_for(ex.task if ex else None, (ex.meta or {}).get("alce") if ex else None)
-    return {"family": fam, "nli": None if nli == "none" else (nli or "llm"),
-            "reference": reference}  # fmt: skip
-
-
-def _default_alce_judge(examples: list, nli: str | None, out: Path) -> str | None:
-    """ALCE datasets are scored on their citations too, as in the ALCE paper: without
-    --nli the LLM judge does it. A run directory started before this default (its manifest
-    has no judge) keeps going without one, so it still resumes."""
-    if nli is not None or not examples or not (examples[0].meta or {}).get("alce"):
-        return nli
-    manifest = out / "manifest.json"
-    if manifest.is_file():
-        try:
-            started = json.loads(manifest.read_text(encoding="utf-8")).get("config", {})
-        except (OSError, ValueError):
-            started = {"nli": None}  # unreadable: let the manifest check report it
-        if "nli" not in started:
-            err.print(f"{out} was started without an NLI judge: citation metrics stay off")
-            return None
-    err.print(
-        "ALCE dataset: citation recall/precision by the LLM judge (--nli llm); give --nli "
-        "PATH for a local NLI model, or --nli none to skip them"
-    )
-    return "llm"
-
-
-def _eval_judge(nli: str | None, client: object) -> object:
-    """The NLI judge of the ALCE citation metrics (None: those metrics are not computed)."""
-    if nli is None or nli == "none":
-        return None
-    from searchain.readers.nli import make_judge
-
-    return make_judge(nli, client)  # type: ignore[arg-type]
-
-
-def _exclude_evaluated_demos(r: object, examples: list, config: dict[str, object]) -> None:
-    """LLM-URL's few-shot demos never include an evaluated item (the packaged ones are MuSiQue
-    train items, which `--dataset musique` evaluates): drop them, and say so in the manifest
-    (only then, so run directories without an overlap keep their config hash)."""
-    demos = r.exclude_demos([e.question for e in examples], [e.id for e in examples])  # type: ignore[attr-defined]
-    if demos["excluded"]:
-        config["llm_url_demos"] = demos
-        err.print(
-            f"LLM-URL: {len(demos['excluded'])} demo(s) are evaluated items and were left out; "
-            f"the prompt shows {demos['shots']} other(s)"
-        )
-
-
-def _eval_options(method: str, task: str, tools: Path | None) -> dict[str, object]:
-    from searchain.methods.registry import task_options
-
-    if method == "rebel" and tools is not None:
-        return {"tools": str(tools)}
-    return dict(task_options(method, task))
 
 
 def report(

@@ -1,0 +1,101 @@
+"""What ``searchain eval`` sets up besides its options: each method's options from the data
+set (its task, Think&Cite's demo family, REBEL's tools), the ALCE judge default, LLM-URL's
+demo exclusion, and per-question passage pools for data sets that ship them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from searchain.cli.common import err
+
+
+def thinkcite_eval_options(
+    examples: list, nli: str | None, reference: str | None
+) -> dict[str, object]:
+    """Think&Cite's demo family follows the dataset (QAMPARI lists, ELI5 why/how, else ASQA)."""
+    from searchain.methods.thinkcite.prompting import family_for
+
+    ex = examples[0] if examples else None
+    fam = family_for(ex.task if ex else None, (ex.meta or {}).get("alce") if ex else None)
+    return {"family": fam, "nli": None if nli == "none" else (nli or "llm"),
+            "reference": reference}  # fmt: skip
+
+
+def default_alce_judge(examples: list, nli: str | None, out: Path) -> str | None:
+    """ALCE datasets are scored on their citations too, as in the ALCE paper: without
+    --nli the LLM judge does it. A run directory started before this default (its manifest
+    has no judge) keeps going without one, so it still resumes."""
+    if nli is not None or not examples or not (examples[0].meta or {}).get("alce"):
+        return nli
+    manifest = out / "manifest.json"
+    if manifest.is_file():
+        try:
+            started = json.loads(manifest.read_text(encoding="utf-8")).get("config", {})
+        except (OSError, ValueError):
+            started = {"nli": None}  # unreadable: let the manifest check report it
+        if "nli" not in started:
+            err.print(f"{out} was started without an NLI judge: citation metrics stay off")
+            return None
+    err.print(
+        "ALCE dataset: citation recall/precision by the LLM judge (--nli llm); give --nli "
+        "PATH for a local NLI model, or --nli none to skip them"
+    )
+    return "llm"
+
+
+def eval_judge(nli: str | None, client: object) -> object:
+    """The NLI judge of the ALCE citation metrics (None: those metrics are not computed)."""
+    if nli is None or nli == "none":
+        return None
+    from searchain.readers.nli import make_judge
+
+    return make_judge(nli, client)  # type: ignore[arg-type]
+
+
+def exclude_evaluated_demos(r: object, examples: list, config: dict[str, object]) -> None:
+    """LLM-URL's few-shot demos never include an evaluated item (the packaged ones are MuSiQue
+    train items, which `--dataset musique` evaluates): drop them, and say so in the manifest
+    (only then, so run directories without an overlap keep their config hash)."""
+    demos = r.exclude_demos([e.question for e in examples], [e.id for e in examples])  # type: ignore[attr-defined]
+    if demos["excluded"]:
+        config["llm_url_demos"] = demos
+        err.print(
+            f"LLM-URL: {len(demos['excluded'])} demo(s) are evaluated items and were left out; "
+            f"the prompt shows {demos['shots']} other(s)"
+        )
+
+
+def eval_options(method: str, task: str, tools: Path | None) -> dict[str, object]:
+    from searchain.methods.registry import task_options
+
+    if method == "rebel" and tools is not None:
+        return {"tools": str(tools)}
+    return dict(task_options(method, task))
+
+
+def question_pools(examples: list, wanted: bool | None) -> Any:
+    """A :class:`~searchain.retrieval.pools.QuestionPools` over the items' own passages
+    (ALCE ``docs``) when every item has them and ``wanted`` is not False (None: auto), else
+    None. ``wanted=True`` without docs on every item is an error."""
+    from searchain.retrieval.pools import QuestionPools, pool_passages
+
+    have = [e for e in examples if (e.meta or {}).get("docs")]
+    if wanted is False or (wanted is None and (not have or len(have) < len(examples))):
+        return None
+    if len(have) < len(examples):
+        raise ValueError(f"--question-docs: {len(examples) - len(have)} of {len(examples)} "
+                         "items carry no docs of their own")  # fmt: skip
+    return QuestionPools({e.question: pool_passages(e.id, e.meta["docs"]) for e in examples})
+
+
+def in_pools(pools: Any, runner: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``runner`` answering each question over that question's own pool."""
+
+    def run(question: str) -> Any:
+        with pools.answering(question):
+            return runner(question)
+
+    return run
