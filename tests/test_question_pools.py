@@ -69,9 +69,10 @@ def test_eval_searches_the_items_docs_and_can_be_told_not_to(
     for row in read_results(tmp_path / "idx"):
         refs = row["trace"]["references"]
         assert refs and not any(p["id"].split("#")[0] in ids for p in refs)  # the demo index
-    assert "question_docs" not in json.loads((tmp_path / "idx" / "manifest.json").read_text())[
-        "config"
-    ]
+    assert (
+        "question_docs"
+        not in json.loads((tmp_path / "idx" / "manifest.json").read_text())["config"]
+    )
     res = CliRunner().invoke(app, ["eval", "--dataset", "hotpotqa", "--limit", "1",
                                    "--question-docs", "--out", str(tmp_path / "no")])  # fmt: skip
     assert res.exit_code != 0 and "carry no docs of their own" in res.output

@@ -133,3 +133,25 @@ def test_ra_with_the_llm_judge_on_recorded_real_outputs():
     n = llm.usage.llm_calls + llm.usage.cached_calls
     prm(QUESTION, SENTENCES, DOCS)  # the same path again: every judgement memoised
     assert llm.usage.llm_calls + llm.usage.cached_calls == n
+
+
+def test_qampari_ra_judges_list_items_as_its_metric_does():
+    """Issue 29 T10: QAMPARI's metric splits the answer into comma items, each judged with
+    the question before it; R_a of the qampari family does the same, so one unsupported item
+    in a one-sentence list lowers R_a where a sentence split would judge the whole list."""
+    docs = [Passage("p1", "Paris is a city in France.", "Paris"),
+            Passage("p2", "Lyon is a city in France.", "Lyon")]  # fmt: skip
+    question = "France city"
+    answer = ["Paris [1], Lyon [2], Berlin [2]."]
+    as_list = ProgressReward(RewardConfig(use_rg=False), judge=keyword_nli, list_answer=True)
+    r = as_list(question, answer, docs)
+    assert r.parts["citation_recall"] == pytest.approx(2 / 3)  # "Berlin" is in no document
+    as_sentence = ProgressReward(RewardConfig(use_rg=False), judge=keyword_nli)
+    assert as_sentence(question, answer, docs).parts["citation_recall"] == 0.0
+    from searchain.methods.thinkcite import ThinkCiteConfig
+    from searchain.scoring import parse_cited_sentences
+
+    units = parse_cited_sentences(answer[0], question=question, list_answer=True)
+    assert [u.text for u in units] == [f"{question} Paris", f"{question} Lyon",
+                                       f"{question} Berlin"]  # fmt: skip
+    assert ThinkCiteConfig.from_options(family="qampari").agent.family == "qampari"

@@ -99,8 +99,9 @@ class ThinkCite:
         trace = Trace(question=question, method=self.name)
         judge = self.judge.fork() if hasattr(self.judge, "fork") else self.judge  # type: ignore[union-attr]
         reward = ProgressReward(
-            self.config.reward, judge=judge, policy=self.llm, reference=self.reference
-        )
+            self.config.reward, judge=judge, policy=self.llm, reference=self.reference,
+            list_answer=self.config.agent.family == "qampari",
+        )  # fmt: skip
         problem = ThinkCiteProblem(question, self.llm, self.retriever, reward, self.config.agent)
 
         def progress(i: int, best: float) -> None:

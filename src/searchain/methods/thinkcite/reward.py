@@ -60,8 +60,11 @@ class ProgressReward:
         judge: NLI | None = None,
         policy: LLM | None = None,
         reference: LLM | None = None,
+        list_answer: bool = False,
     ) -> None:
         self.config, self.judge, self.policy, self.reference = config, judge, policy, reference
+        # QAMPARI: R_a judges the answer's comma-separated items, as its metric does
+        self.list_answer = list_answer
         self.rg_active = config.use_rg and policy is not None and reference is not None
         self.ra_active = config.use_ra and judge is not None
         self.status: list[str] = []
@@ -100,7 +103,9 @@ class ProgressReward:
             total += self.config.rg_weight * r_g
         if self.ra_active and sentences:
             s = citation_scores(
-                parse_cited_sentences(" ".join(sentences)),
+                parse_cited_sentences(
+                    " ".join(sentences), question=question, list_answer=self.list_answer
+                ),
                 documents,
                 self.judge,  # type: ignore[arg-type]
                 max_citations=self.config.max_citations,
