@@ -16,14 +16,9 @@ import pytest
 from recordings import Observed, recorded_llm
 from searchain import prompts
 from searchain.methods.registry import make_embedder
+from searchain.methods.searchain import NO_IR_TASKS, TASKS, SearChain, SearChainConfig
 from searchain.methods.searchain.coq_parser import parse_chain
-from searchain.methods.searchain.method import (
-    NO_IR_TASKS,
-    TASKS,
-    SearChain,
-    SearChainConfig,
-    _Run,
-)
+from searchain.methods.searchain.method import _Run
 from searchain.readers.llm_reader import LLMReader
 from searchain.readers.similarity import QueryMemory
 from searchain.retrieval import BM25Index, default_index

@@ -2,18 +2,9 @@
 the chain generations of each round (:mod:`.rounds`), tracing (:mod:`.tracing`) and the CoQ
 parser (:mod:`.coq_parser`)."""
 
-from searchain.methods.searchain.method import (
-    NO_IR_TASKS,
-    NO_IR_TEMPLATE,
-    TASKS,
-    Feedback,
-    SearChain,
-    SearChainConfig,
-    branch_nodes,
-    content_only,
-    final_content_of,
-    skc,
-)
+from searchain.methods.searchain.config import NO_IR_TASKS, NO_IR_TEMPLATE, TASKS, SearChainConfig
+from searchain.methods.searchain.method import Feedback, SearChain
+from searchain.methods.searchain.tracing import branch_nodes, content_only, final_content_of, skc
 
 __all__ = [
     "NO_IR_TASKS",

@@ -38,21 +38,13 @@ from dataclasses import dataclass, field, replace
 from searchain import prompts
 from searchain.events import emit
 from searchain.llm import LLM, prompt_form
-from searchain.methods.searchain.config import (
-    NO_IR_TASKS,
-    NO_IR_TEMPLATE,
-    TASKS,
-    SearChainConfig,
-)
+from searchain.methods.searchain.config import SearChainConfig
 from searchain.methods.searchain.coq_parser import Chain, parse_chain, same_query
 from searchain.methods.searchain.rounds import FeedbackText, Rounds, make_rounds
 from searchain.methods.searchain.tracing import (
     answer_from_content,
     branch_nodes,
-    content_only,
-    final_content_of,
     no_ir_answer,
-    skc,
     tracing,
 )
 from searchain.readers.base import UNGROUNDED, Reader, ReaderOutput, merged, supporting
@@ -60,19 +52,6 @@ from searchain.readers.similarity import QueryMemory
 from searchain.retrieval.base import Retriever
 from searchain.text import contains_answer, rouge_l
 from searchain.types import Node, Passage, Trace
-
-__all__ = [
-    "NO_IR_TASKS",
-    "NO_IR_TEMPLATE",
-    "TASKS",
-    "Feedback",
-    "SearChain",
-    "SearChainConfig",
-    "branch_nodes",
-    "content_only",
-    "final_content_of",
-    "skc",
-]
 
 log = logging.getLogger(__name__)
 
