@@ -179,6 +179,14 @@ def test_token_is_required_when_set(engine: Engine) -> None:
         ok = httpx.get(f"{u}/v1/methods", headers={"Authorization": "Bearer s3cret"})
         assert ok.status_code == 200
         assert [m["name"] for m in ok.json()["methods"]] == list(registry.METHODS)
+        # Each method lists its settings, as `searchain settings --json` does (issue 28)
+        listed = {m["name"]: m["settings"] for m in ok.json()["methods"]}
+        rebel = {s["name"]: s for s in listed["rebel"]}
+        assert rebel["max_depth"]["default"] == 3 and rebel["max_depth"]["remote"] is True
+        assert rebel["tools"]["remote"] is False  # a file: the operator's, not a client's
+        assert [s["name"] for s in listed["searchain-no-ir"]] == [
+            s.name for s in registry.method_settings("searchain")
+        ]
         health = httpx.get(f"{u}/healthz").json()  # liveness needs no token
         assert health["auth"] is True and health["status"] == "ok"
         assert httpx.get(f"{u}/").status_code == 200  # the page loads, then asks for the token
