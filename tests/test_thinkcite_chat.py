@@ -360,3 +360,51 @@ def test_search_returns_the_querys_top_k_even_when_shown_before():
                            if m["content"].startswith("Document [2]"))  # fmt: skip
     assert shown[False].startswith("Document [2](Title: Kiss and Tell)")  # a repeat, renumbered
     assert shown[True].startswith("Document [2](Title: Shirley Temple)")
+
+
+def test_a_sentence_cites_its_own_steps_documents():
+    """Issue 29 T8: the paper's C_t cites D_t, the documents of the step that writes the
+    sentence; a mark to an earlier step's document is dropped (noted). cite_scope="path" is
+    the completion form's earlier behaviour, kept as an option."""
+    from searchain.methods.thinkcite.agent import AgentConfig, ThinkCiteProblem
+    from searchain.methods.thinkcite.reward import ProgressReward, RewardConfig
+
+    earlier = tp.Step("output", [tp.Search("Kiss and Tell", 1, [DOCS[0]])],
+                      "Shirley Temple played Corliss Archer [1].", [1])  # fmt: skip
+    cited = {}
+    for scope in ("step", "path"):
+        llm = ScriptedChat(["Search: Shirley Temple career",
+                            "Output: She later served as Chief of Protocol [1][2]."])  # fmt: skip
+        reward = ProgressReward(RewardConfig(use_rg=False), judge=LLMJudge(llm))  # not called
+        config = AgentConfig(k=1, reflection=False, cite_scope=scope, resamples=0)
+        problem = ThinkCiteProblem("Who played Corliss?", llm, ListRetriever(DOCS), reward, config)
+        step = problem.child([tp.Step("root"), earlier], seed=0)
+        cited[scope] = (step.citations, step.notes)
+    assert cited["step"][0] == [2] and any("dropped citation marks [1]" in n
+                                           for n in cited["step"][1])  # fmt: skip
+    assert cited["path"][0] == [1, 2]
+
+
+def test_the_decision_that_may_write_the_sentence_is_sampled_like_it():
+    """Issue 29 T9: after a reflection the model decides between reflecting again and writing
+    its sentence; that reply may be the sentence, which the paper samples, so it is sampled
+    with the child's seed (the reflection and the follow-up search stay greedy)."""
+    from searchain.methods.thinkcite.agent import AgentConfig, ThinkCiteProblem
+    from searchain.methods.thinkcite.reward import ProgressReward, RewardConfig
+
+    class Recorded(ScriptedChat):
+        def _chat(self, messages, params):  # type: ignore[no-untyped-def]
+            self.seen = [*getattr(self, "seen", []), params]
+            return super()._chat(messages, params)
+
+    llm = Recorded(["Search: Kiss and Tell", "Reflexion: not her later career.",
+                    "Search: Shirley Temple career",
+                    "Output: She served as Chief of Protocol [2]."])  # fmt: skip
+    reward = ProgressReward(RewardConfig(use_rg=False), judge=LLMJudge(llm))  # not called
+    config = AgentConfig(k=1, max_reflections=3, resamples=0)
+    step = ThinkCiteProblem("Who played Corliss?", llm, ListRetriever(DOCS), reward,
+                            config).child([tp.Step("root")], seed=7)  # fmt: skip
+    assert step.sentence.startswith("She served as Chief of Protocol")
+    temps = [p.temperature for p in llm.seen]
+    assert temps[0] == temps[3] == config.temperature  # first action, decision: sampled
+    assert temps[1] in (None, 0.0) and temps[2] in (None, 0.0)  # reflection, search: greedy

@@ -3,8 +3,9 @@ searches again (bounded), then writes one cited sentence — or ends the answer.
 
 Reuse instead of re-querying (the research code re-encoded and re-asked needlessly):
 retrievals are cached per query for the whole search; the instruction and demos are one fixed
-prefix (the local backend keeps it in its KV cache); a child's first action and its sentence are
-sampled with a seed given by the node's place in the tree, every other call is greedy, so
+prefix (the local backend keeps it in its KV cache); a child's first action, its sentence and a
+decision that may write it are sampled with a seed given by the node's place in the tree,
+every other call is greedy, so
 repeated runs hit the LLM call cache; reward parts are memoised per sentence and NLI pair.
 
 Children must differ for the search to choose between them: a child equal to a sibling is
@@ -63,6 +64,10 @@ class AgentConfig:
     hide_seen: bool = setting(
         False, "Search skips passages already shown on the path (the paper returns the "
         "query's top-k, repeats included).",
+    )  # fmt: skip
+    cite_scope: str = setting(
+        "step", "Which documents a sentence may cite: step (the paper: this step's search "
+        "results) or path (any document shown so far).", choices=("step", "path"),
     )  # fmt: skip
     history: str = setting(
         "all", "Earlier steps in the prompt: all (the paper: every search's documents) or "
@@ -165,8 +170,9 @@ class ThinkCiteProblem:
                 break
             if len(step.searches) == 1:  # the paper's expansion always reflects once
                 reflexion = self._act(text, "reflexion", cfg.reflexion_tokens, step)[1]
-            else:  # later: the model decides whether the evidence now suffices
-                kind, arg = self._act(text, "decide", cfg.output_tokens, step)
+            else:  # later: the model decides whether the evidence now suffices; its reply
+                # may be the sentence, so it is sampled with the child's seed like one
+                kind, arg = self._act(text, "decide", cfg.output_tokens, step, seed)
                 if kind == "output" and arg:
                     sentence = arg
                     break
@@ -179,8 +185,11 @@ class ThinkCiteProblem:
         if sentence is None:  # sampled like the first action: siblings write different ones
             sentence = self._act(text, "output", cfg.output_tokens, step, seed)[1]
         shown = [(n, p) for s in step.searches for n, p in enumerate(s.documents, s.first)]
+        # The paper: C_t cites D_t, this step's documents (the chat form names only those);
+        # "path": any document shown on the path so far (this code's earlier completion form).
+        start = step.searches[0].first if cfg.cite_scope == "step" else 1
         step.sentence, step.citations, notes = tp.enforce_citations(
-            strip_labels(_one_line(sentence)), range(1, first), shown, cfg.max_citations
+            strip_labels(_one_line(sentence)), range(start, first), shown, cfg.max_citations
         )
         step.notes += notes
         return step
