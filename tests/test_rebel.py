@@ -8,6 +8,7 @@ Algorithm 1; a test fails if a re-recording stops showing its case.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import urllib.parse
@@ -19,6 +20,7 @@ import pytest
 from recordings import RECORD, recorded_llm
 from searchain.events import listening
 from searchain.llm import LLM, GenerationParams
+from searchain.llm.cache import ReplayMiss
 from searchain.llm.local import LocalLLM
 from searchain.methods.rebel import Rebel, RebelConfig
 from searchain.methods.rebel.parse import (
@@ -42,6 +44,10 @@ DESCRIPTION = (
     "Fact search: finds short facts about people and countries (birthplace, birth date, "
     "currency, latitude, prizes)."
 )
+
+# The recordings were made with the earlier split prompt, which teaches [] for a question one
+# tool use answers; the paper's (the default) returns the question itself (issue 29 R2).
+RECORDED_SPLIT = "empty"
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +93,9 @@ class Observed(LLM):
 
 
 def run(server, embedder, question=NOBEL, llm=None, tool=None, tools=None, **cfg) -> Trace:
-    config = RebelConfig(**{"max_depth": 2, "max_llm_calls": 20, "max_tool_calls": 6, **cfg})
+    # recorded with the earlier split prompt (a one-tool question gets []): see RECORDED_SPLIT
+    config = RebelConfig(**{"max_depth": 2, "max_llm_calls": 20, "max_tool_calls": 6,
+                            "split_prompt": RECORDED_SPLIT, **cfg})  # fmt: skip
     method = Rebel(llm or recorded_llm("rebel"), tools or [tool or facts_tool(server)], config,
                    embedder=embedder)  # fmt: skip
     return method.run(question)
@@ -345,7 +353,8 @@ def test_registry_builds_rebel_from_a_tools_file(tmp_path: Path, server, monkeyp
     monkeypatch.setenv("FACTS_KEY", KEY)
     path = write_tools_file(tmp_path / "tools.yaml", server)
     method = build_method("rebel", recorded_llm("rebel"), None, tools=str(path), max_depth=2,
-                          max_llm_calls=20, max_tool_calls=6, dedup="embedding")  # fmt: skip
+                          max_llm_calls=20, max_tool_calls=6, dedup="embedding",
+                          split_prompt=RECORDED_SPLIT)  # fmt: skip
     assert [t.name for t in method.tools] == ["facts"]  # type: ignore[attr-defined]
     trace = method.run(NOBEL)
     assert trace.answer == run(server, make_embedder("embedding")).answer
@@ -491,3 +500,24 @@ def test_subquestions_over_the_cap_are_recorded_not_lost() -> None:
                        {"text": "sub 5?", "reason": "over max_subquestions"}]  # fmt: skip
     assert cap_subquestions(subs[:3], 4, []) == (subs[:3], 0)
     assert RebelConfig().max_subquestions == 4
+
+
+def test_the_default_split_returns_a_one_tool_question_as_itself() -> None:
+    """Issue 29 R2: the paper's split prompt has the model return a question one tool use
+    answers as its own subquestion (the 0.98 rule then removes it); the earlier prompt,
+    which taught [], is split_prompt="empty"."""
+    from searchain import prompts
+
+    paper, earlier = prompts.load("rebel/split"), prompts.load("rebel/split_empty")
+    assert '["What is 17 times 23?"]' in paper.body and "[]" not in paper.body
+    assert "Subquestions: []" in earlier.body
+    chat = prompts.messages("rebel/split", tools="", memory="", question="Q?")
+    assert {"role": "assistant", "content": '["What is 17 times 23?"]'} in chat
+    sent: list = []
+    for split in ("self", "empty"):
+        llm = Observed(recorded_llm("rebel"))
+        method = Rebel(llm, [], RebelConfig(max_depth=1, max_llm_calls=3, split_prompt=split))
+        with contextlib.suppress(ReplayMiss):  # only the prompt it sends matters here
+            method.run("What is 17 times 23?")
+        sent.append(llm.prompts[0])
+    assert '["What is 17 times 23?"]' in sent[0] and "Subquestions: []" in sent[1]

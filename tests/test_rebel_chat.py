@@ -182,7 +182,7 @@ HABITS = {
 
 def test_chat_path_sends_messages_and_reads_chat_habits(index: BM25Index) -> None:
     llm = Scripted(HABITS)
-    cfg = RebelConfig(max_depth=1, max_llm_calls=20)
+    cfg = RebelConfig(max_depth=1, max_llm_calls=20, split_prompt="empty")
     trace = Rebel(llm, [SearchTool(index), Calculator()], cfg).run("Who is Kevin Drew?")
     assert trace.meta["prompt_form"] == "chat" and not trace.errors
     assert {kind for kind, _, _ in llm.sent} == {"chat"}
@@ -204,7 +204,9 @@ def test_chat_path_sends_messages_and_reads_chat_habits(index: BM25Index) -> Non
 def test_unreadable_chat_replies_are_recorded_not_guessed(index: BM25Index) -> None:
     llm = Scripted({**HABITS, "split": "I cannot split this question.",
                     "memory_check": "I am not sure.", "pick_tool": "The best tool."})  # fmt: skip
-    trace = Rebel(llm, [SearchTool(index), Calculator()], RebelConfig()).run("Who is Kevin Drew?")
+    trace = Rebel(llm, [SearchTool(index), Calculator()], RebelConfig(split_prompt="empty")).run(
+        "Who is Kevin Drew?"
+    )
     root = trace.nodes[0]
     assert root.meta["split"]["reply"] == "I cannot split this question."
     assert root.meta["memory_check"]["decision"] == "tool"  # not sure: look it up
@@ -259,7 +261,7 @@ def test_real_chat_model_on_compositional_celebrities(chat_llm, index, embedder,
         (data_dir / "compositional_celebrities" / "compositional_celebrities.json").read_text()
     )["data"]
     asked = {r["Question"] for r in records}
-    cfg = RebelConfig(max_depth=1, max_llm_calls=10, max_tool_calls=3)
+    cfg = RebelConfig(max_depth=1, max_llm_calls=10, max_tool_calls=3, split_prompt="empty")
     method = Rebel(chat_llm, [SearchTool(index)], cfg, embedder=embedder)
     traces = []
     for question in CELEBRITIES:
@@ -288,7 +290,7 @@ def test_real_chat_model_on_compositional_celebrities(chat_llm, index, embedder,
 def test_real_chat_server_answers_a_hotpotqa_question_with_the_tool(chat_server, index, hotpot):
     llm = make_llm("openai", model="qwen2.5-coder-0.5b", base_url=chat_server, api="chat",
                    cache=False)  # fmt: skip
-    cfg = RebelConfig(max_depth=0, memory_check="never")
+    cfg = RebelConfig(max_depth=0, memory_check="never", split_prompt="empty")
     trace = Rebel(llm, [SearchTool(index)], cfg).run(hotpot[0]["question_text"])
     check_tree(trace)
     info = trace.nodes[0].meta["tool"]

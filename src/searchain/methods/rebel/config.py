@@ -33,6 +33,11 @@ class RebelConfig:
                                 remote_le=100_000)  # fmt: skip
     context_chars: int = setting(6_000, "Of the tool output, what the answering prompt "
                                  "shows (4k-token models).", ge=100, remote_le=100_000)  # fmt: skip
+    split_prompt: str = setting(
+        "self", "A question one tool use answers: self (the paper: the split returns it as "
+        "its own subquestion, which the 0.98 rule removes) or empty (the split returns []).",
+        choices=("self", "empty"),
+    )  # fmt: skip
     split_tokens: int = setting(96, "Tokens of a split into subquestions.", ge=1, remote_le=1024)
     input_tokens: int = setting(48, "Tokens of a tool input.", ge=1, remote_le=1024)
     answer_tokens: int = setting(48, "Tokens of an answer.", ge=1, remote_le=1024)

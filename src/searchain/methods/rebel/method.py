@@ -178,7 +178,8 @@ class Rebel:
     def _split(self, state: _State, node: Node, known: list[Fact]) -> tuple[list[str], bool]:
         values = dict(tools=self.tool_list or "(none)", memory=render_memory(known),
                       question=node.query)  # fmt: skip
-        reply = self._llm(state, "split", values, self.cfg.split_tokens)
+        template = "rebel/split" if self.cfg.split_prompt == "self" else "rebel/split_empty"
+        reply = self._llm(state, "split", values, self.cfg.split_tokens, template=template)
         subs, how = parse_subquestions(reply, chat=state.chat)
         if how == "unparsed":
             state.trace.errors.append(f"{node.id}: split reply not read as subquestions: {reply!r}")
@@ -363,15 +364,17 @@ class Rebel:
         stop: tuple[str, ...] = ("\n",),
         *,
         reserved: bool = False,
+        template: str | None = None,
     ) -> str:
-        """Every REBEL call: ``rebel/PURPOSE`` filled with ``values``, in the client's form."""
+        """Every REBEL call: ``rebel/PURPOSE`` (or ``template``) filled with ``values``, in the
+        client's form."""
         # One call is held back so a stopped recursion can still answer the question.
         limit = self.cfg.max_llm_calls if reserved else self.cfg.max_llm_calls - 1
         if state.llm_calls >= limit:
             raise _OutOfCalls
         state.llm_calls += 1
         emit("llm", purpose=purpose)
-        template = f"rebel/{purpose}"
+        template = template or f"rebel/{purpose}"
         if state.chat:
             result = self.llm.chat(
                 prompts.messages(template, **values),
