@@ -194,7 +194,7 @@ def test_eval_never_shows_an_evaluated_item_as_a_demo(data_dir, monkeypatch, tmp
     """For every dataset `searchain eval` can load, the demos its LLM-URL prompt shows are not
     evaluated items (by id or question); only MuSiQue, whose train sample the packaged demos
     come from, needs an exclusion, and the manifest config says so."""
-    from searchain.cli.evaluate import _exclude_evaluated_demos
+    from searchain.cli.eval_setup import exclude_evaluated_demos
     from searchain.eval.datasets import DATASETS, load_dataset
     from searchain.retrieval.llm_url.generate import question_key
 
@@ -205,7 +205,7 @@ def test_eval_never_shows_an_evaluated_item_as_a_demo(data_dir, monkeypatch, tmp
         examples = load_dataset(name, limit=limit, seed=0)
         r = llm_url(tmp_path)
         config: dict = {}
-        _exclude_evaluated_demos(r, examples, config)
+        exclude_evaluated_demos(r, examples, config)
         evaluated = {question_key(e.question) for e in examples}
         ids = {e.id for e in examples}
         assert not {question_key(d.question) for d in r.demos} & evaluated, name

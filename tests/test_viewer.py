@@ -87,7 +87,10 @@ def alce_index(where: Path) -> BM25Index:
     return BM25Index.build(passages, where, show_progress=False)
 
 
-THINKCITE = dict(family="asqa", max_iterations=3, n_children=2, max_reflections=1, n_demos=1)
+# The recording was made before issue 29's paper defaults (top-k repeats, the full history,
+# citing the step's documents), so it replays with the settings it was made with.
+THINKCITE = dict(family="asqa", max_iterations=3, n_children=2, max_reflections=1, n_demos=1,
+                 hide_seen=True, history="cited", cite_scope="path")  # fmt: skip
 
 
 def make_thinkcite_run(out: Path, where: Path) -> dict:
