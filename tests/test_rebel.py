@@ -521,3 +521,15 @@ def test_the_default_split_returns_a_one_tool_question_as_itself() -> None:
             method.run("What is 17 times 23?")
         sent.append(llm.prompts[0])
     assert '["What is 17 times 23?"]' in sent[0] and "Subquestions: []" in sent[1]
+
+
+def test_the_run_manifest_records_rebels_settings() -> None:
+    """A REBEL run's manifest holds its settings (budgets, the split prompt) and its tools, so
+    a run directory made with other settings is not resumed as if it were the same run."""
+    from searchain.eval.methods import describe
+
+    default = describe(Rebel(recorded_llm("rebel"), []))
+    assert default["split_prompt"] == "self" and default["max_depth"] == 3
+    assert "tool_list" in default  # what its tools are, as before
+    other = describe(Rebel(recorded_llm("rebel"), [], RebelConfig(max_depth=1)))
+    assert other["max_depth"] == 1 and other != default

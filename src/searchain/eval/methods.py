@@ -64,7 +64,8 @@ class MethodsSpec:
 
 def describe(method: Any) -> dict[str, Any]:
     """A method's effective configuration, for the run manifest: its class and its settings
-    (SearChain's config dataclass, or a baseline's plain attributes)."""
+    (the config dataclass of SearChain, REBEL and Think&Cite, or a baseline's plain
+    attributes)."""
     out: dict[str, Any] = {"name": method.name, "class": type(method).__name__}
     config = getattr(method, "config", None)
     if dataclasses.is_dataclass(config) and not isinstance(config, type):
@@ -79,6 +80,8 @@ def describe(method: Any) -> dict[str, Any]:
             ):
                 del values[f.name]
         out.update(values)
+        if isinstance(getattr(method, "tool_list", None), str):  # REBEL: what its tools are
+            out["tool_list"] = method.tool_list
     else:
         out.update(
             {

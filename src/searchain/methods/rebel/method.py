@@ -80,6 +80,11 @@ def render_memory(facts: list[Fact]) -> str:
 class Rebel:
     name = "rebel"
 
+    @property
+    def config(self) -> RebelConfig:
+        """The settings (a run manifest records them: ``eval/methods.describe``)."""
+        return self.cfg
+
     def __init__(
         self,
         llm: LLM,
