@@ -27,12 +27,12 @@ ENGINE_OPTIONS = frozenset({
 })  # fmt: skip
 
 
-def _settings_by_name() -> dict[str, list[tuple[str, Setting]]]:
-    return merged({m: method_settings(m) for m in CANONICAL_METHODS})
-
-
+# Each setting name with the methods that declare it, merged once for both derivations below
+_BY_NAME: dict[str, list[tuple[str, Setting]]] = merged(
+    {m: method_settings(m) for m in CANONICAL_METHODS}
+)
 SERVER_SIDE_OPTIONS = ENGINE_OPTIONS | {
-    name for name, pairs in _settings_by_name().items() if not all(s.remote for _, s in pairs)
+    name for name, pairs in _BY_NAME.items() if not all(s.remote for _, s in pairs)
 }
 
 
@@ -90,7 +90,7 @@ AskOptions = create_model(  # type: ignore[call-overload]
     __doc__="Per-request method options (see GET /v1/methods for each method's settings).",
     **{
         name: _request_field(name, pairs)
-        for name, pairs in _settings_by_name().items()
+        for name, pairs in _BY_NAME.items()
         if name not in SERVER_SIDE_OPTIONS
     },
 )
