@@ -33,7 +33,7 @@ from searchain.retrieval.llm_url import (
     split_document,
 )
 from searchain.retrieval.llm_url.evaluation import retrieval_metrics
-from searchain.retrieval.llm_url.generate import PRIMER
+from searchain.retrieval.llm_url.generate import PRIMER, Generation
 from searchain.types import Node, Passage, Trace
 
 W = "https://en.wikipedia.org/wiki/"
@@ -155,6 +155,50 @@ def test_demos_come_from_a_train_split(data_dir: Path) -> None:
     assert not {d.question for d in pool} & hotpot
 
 
+def test_webq_demos_come_from_its_train_split_with_the_answers_pages(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """L1: the paper samples the evaluated data set's train split. WebQ's train file has no
+    gold pages; each demo lists its answers' articles (at most m = 10), and the packaged file
+    is what the script makes from the train file."""
+    import json
+    import subprocess
+    import sys
+
+    pool = load_demos("webq", None)
+    train = {f"webq-train:{r['id']}": r for r in map(json.loads, (data_dir / "webq" /
+             "webq-train.jsonl").read_text().splitlines())}  # fmt: skip
+    test = {json.loads(line)["question"] for line in
+            (data_dir / "webq" / "webq-test.jsonl").read_text().splitlines()}  # fmt: skip
+    assert len(pool) == 100 and all(d.id in train for d in pool)
+    assert not {d.question for d in pool} & test
+    for d in pool:
+        assert 1 <= len(d.urls) <= 10 and d.question == train[d.id]["question"]
+        assert all(u.startswith("https://en.wikipedia.org/wiki/") for u in d.urls)
+    out = tmp_path / "demos.jsonl"
+    script = Path(__file__).resolve().parents[1] / "scripts" / "make_llm_url_demos.py"
+    subprocess.run([sys.executable, str(script), "--dataset", "webq", "--d", "100", "--out",
+                    str(out), "--source", str(data_dir / "webq" / "webq-train.jsonl")],
+                   check=True, capture_output=True)  # fmt: skip
+    assert load_demos(str(out), None) == pool
+
+
+def test_a_data_set_without_train_demos_keeps_musiques_and_every_report_says_so(
+    tmp_path: Path,
+) -> None:
+    r = llm_url(tmp_path)
+    note = r.demos_for_dataset("hotpotqa")
+    assert note and "hotpotqa has no train split" in note and r.demo_source == "musique"
+    assert r.demos == load_demos(d=10)
+    report = r.from_generation("Who?", Generation("", "", extract_urls(""))).report
+    assert report["demo_note"] == note and report["demo_source"] == "musique"
+    # Chosen demos, or zero-shot: nothing is switched and nothing to say.
+    assert llm_url(tmp_path, demos="webq").demos_for_dataset("hotpotqa") is None
+    assert llm_url(tmp_path, shots=0).demos_for_dataset("webq") is None
+    webq = llm_url(tmp_path)
+    assert webq.demos_for_dataset("webq") is None and webq.demos == load_demos("webq", 10)
+
+
 def llm_url(tmp_path: Path, **options) -> LLMURLRetriever:
     """A retriever without an LLM: enough to see which demos its prompt would show."""
     return LLMURLRetriever(None, LLMURLConfig(fetch=FetchConfig(cache_dir=str(tmp_path)),  # type: ignore[arg-type]
@@ -192,8 +236,9 @@ def test_demo_exclusion(tmp_path: Path) -> None:
 
 def test_eval_never_shows_an_evaluated_item_as_a_demo(data_dir, monkeypatch, tmp_path) -> None:
     """For every dataset `searchain eval` can load, the demos its LLM-URL prompt shows are not
-    evaluated items (by id or question); only MuSiQue, whose train sample the packaged demos
-    come from, needs an exclusion, and the manifest config says so."""
+    evaluated items (by id or question); WebQ shows its own train split's demos, the others
+    MuSiQue-train's; only MuSiQue, whose train sample the packaged demos come from, needs an
+    exclusion, and the manifest config says so."""
     from searchain.cli.eval_setup import exclude_evaluated_demos
     from searchain.eval.datasets import DATASETS, load_dataset
     from searchain.retrieval.llm_url.generate import question_key
@@ -204,7 +249,7 @@ def test_eval_never_shows_an_evaluated_item_as_a_demo(data_dir, monkeypatch, tmp
     for name, limit in cases:
         examples = load_dataset(name, limit=limit, seed=0)
         r = llm_url(tmp_path)
-        config: dict = {}
+        config: dict = {"dataset": name}
         exclude_evaluated_demos(r, examples, config)
         evaluated = {question_key(e.question) for e in examples}
         ids = {e.id for e in examples}
@@ -213,8 +258,13 @@ def test_eval_never_shows_an_evaluated_item_as_a_demo(data_dir, monkeypatch, tmp
         prompt = build_prompt("Who?", 10, r.demos)
         assert all(d.question in prompt for d in r.demos)
         overlap = [d.id for d in pool if d.id in ids]
+        if name.startswith("webq"):  # its own train split's demos (webq-train: minus itself)
+            assert r.demo_source == "webq" and config["llm_url_demos_from"] == "webq"
+            assert all(d.id.startswith("webq-train:") for d in r.demos), name
+            continue
         if name != "musique":
-            assert not overlap and r.demos == pool[:10] and config == {}, name
+            assert not overlap and r.demos == pool[:10] and config == {"dataset": name}, name
+            assert r.demo_note and name.split("-")[0] in r.demo_note  # the fallback, said
             continue
         assert overlap and config["llm_url_demos"]["excluded"] == overlap
         assert config["llm_url_demos"]["shown"] == [d.id for d in r.demos]

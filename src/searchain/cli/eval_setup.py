@@ -13,15 +13,15 @@ from searchain.cli.common import err
 
 
 def thinkcite_eval_options(
-    examples: list, nli: str | None, reference: str | None
+    examples: list, nli: str | None, reward_pair: dict[str, str | None]
 ) -> dict[str, object]:
     """Think&Cite's demo family follows the dataset (QAMPARI lists, ELI5 why/how, else ASQA)."""
     from searchain.methods.thinkcite.prompting import family_for
 
     ex = examples[0] if examples else None
     fam = family_for(ex.task if ex else None, (ex.meta or {}).get("alce") if ex else None)
-    return {"family": fam, "nli": None if nli == "none" else (nli or "llm"),
-            "reference": reference}  # fmt: skip
+    given = {k: v for k, v in reward_pair.items() if v is not None}  # else the defaults
+    return {"family": fam, "nli": None if nli == "none" else (nli or "llm"), **given}
 
 
 def default_alce_judge(examples: list, nli: str | None, out: Path) -> str | None:
@@ -56,9 +56,18 @@ def eval_judge(nli: str | None, client: object) -> object:
 
 
 def exclude_evaluated_demos(r: object, examples: list, config: dict[str, object]) -> None:
-    """LLM-URL's few-shot demos never include an evaluated item (the packaged ones are MuSiQue
-    train items, which `--dataset musique` evaluates): drop them, and say so in the manifest
-    (only then, so run directories without an overlap keep their config hash)."""
+    """LLM-URL's few-shot demos come from the evaluated data set's train split where one is
+    packaged (WebQ), else MuSiQue-train's, said on stderr and in every retrieval report; they
+    never include an evaluated item (`--dataset musique` evaluates the MuSiQue train sample):
+    those are dropped, and the manifest says so (only then, and only for demos other than
+    MuSiQue's, so earlier run directories keep their config hash)."""
+    name = str(config.get("dataset", ""))
+    family = Path(name).stem if Path(name).suffix else name.split("-")[0].lower()
+    note = r.demos_for_dataset(family)  # type: ignore[attr-defined]
+    if note:
+        err.print(f"LLM-URL: {note}")
+    if r.demo_source != "musique":  # type: ignore[attr-defined]
+        config["llm_url_demos_from"] = r.demo_source  # type: ignore[attr-defined]
     demos = r.exclude_demos([e.question for e in examples], [e.id for e in examples])  # type: ignore[attr-defined]
     if demos["excluded"]:
         config["llm_url_demos"] = demos

@@ -73,14 +73,20 @@ def instruction(m: int) -> str:
     )
 
 
+# The packaged demo sets, by the data set whose *train* split they come from
+# (scripts/make_llm_url_demos.py): an evaluation shows the evaluated data set's own.
+DEMO_SETS = {"musique": "demos.jsonl", "webq": "demos_webq.jsonl"}
+DEFAULT_DEMOS = "musique"
+
+
 def load_demos(path: str | Path | None = None, d: int | None = 10) -> list[Demo]:
     """The first ``d`` demos (``None``: all) of a JSONL file of ``{"question", "urls": [...],
-    "id"?}`` (default: the packaged MuSiQue-train demos)."""
-    if path is None:
-        text = (resources.files("searchain.prompts") / "llm_url" / "demos.jsonl").read_text(
-            encoding="utf-8"
-        )
-        where = "packaged demos.jsonl"
+    "id"?}``, or of a packaged set named by its data set (:data:`DEMO_SETS`; default: the
+    MuSiQue-train demos)."""
+    if path is None or str(path) in DEMO_SETS:
+        name = DEMO_SETS[str(path or DEFAULT_DEMOS)]
+        text = (resources.files("searchain.prompts") / "llm_url" / name).read_text(encoding="utf-8")
+        where = f"packaged {name}"
     else:
         text = Path(path).read_text(encoding="utf-8")
         where = str(path)

@@ -26,6 +26,8 @@ from typing import Any
 from searchain.llm import LLM
 from searchain.retrieval.llm_url.fetcher import FetchConfig, PageFetcher, PageResult
 from searchain.retrieval.llm_url.generate import (
+    DEFAULT_DEMOS,
+    DEMO_SETS,
     MAX_M,
     PRIMER,
     Demo,
@@ -90,8 +92,8 @@ def generation_of(
 class LLMURLConfig:
     m: int = 10  # URLs asked for (1-10, as in the paper)
     shots: int = 10  # few-shot demos (0 = zero-shot); the paper's d = 10
-    # A JSONL file of {question, urls, id?}: the first `shots` not excluded are shown
-    # (exclude_demos); default: the packaged MuSiQue-train demos.
+    # A JSONL file of {question, urls, id?}, or a packaged set by its data set (musique,
+    # webq): the first `shots` not excluded are shown (exclude_demos); default: musique.
     demos: str | None = None
     ranker: str = "bm25"  # or "dense" (MiniLM; needs the dense extra)
     max_words: int = 100
@@ -126,7 +128,28 @@ class LLMURLRetriever:
         )
         self.demos: list[Demo] = self.demo_pool[: self.config.shots]
         self.excluded_demos: list[Demo] = []
+        self.demo_source = self.config.demos or DEFAULT_DEMOS
+        self.demo_note: str | None = None  # a fallback the reports carry (demos_for_dataset)
         self.embedder = embedder
+
+    def demos_for_dataset(self, dataset: str) -> str | None:
+        """Show the demos of ``dataset``'s own train split, as the paper does — unless the
+        demos were chosen (``demos=``) or the prompt is zero-shot. A data set with no packaged
+        train demos keeps the MuSiQue ones; the returned note says so and every retrieval
+        report carries it."""
+        if self.config.demos is not None or not self.config.shots:
+            return None
+        if dataset in DEMO_SETS:
+            if dataset != self.demo_source:
+                self.demo_pool = load_demos(dataset, None)
+                self.demos = self.demo_pool[: self.config.shots]
+                self.demo_source = dataset
+            return None
+        self.demo_note = (
+            f"{dataset} has no train split here to draw demos from (the paper samples the "
+            f"evaluated data set's): the demos are {DEFAULT_DEMOS}-train's"
+        )
+        return self.demo_note
 
     def exclude_demos(self, questions: Iterable[str], ids: Iterable[str] = ()) -> dict[str, Any]:
         """Never show as a demo an item among these (an evaluation's items): a demo whose id
@@ -200,6 +223,8 @@ class LLMURLRetriever:
             "m": cfg.m,
             "shots": len(self.demos),
             "demos_excluded": len(self.excluded_demos),
+            **({"demo_source": self.demo_source} if self.demos else {}),
+            **({"demo_note": self.demo_note} if self.demo_note else {}),
             "prompt_form": gen.form,
             "completion": gen.completion,
             "urls": entries,
