@@ -129,7 +129,7 @@ def canaries() -> list[Figure]:
                 bodies.append(_post(url, token, "retrieve-read", {}).text)
                 llm_srv.mode = "ok"
                 bodies.append(_post(url, token, "retrieve-read", {}).text)
-                attack = {"reference": f"openai:x@{attacker.url}/v1"}
+                attack = {"reward_reference": f"openai:x@{attacker.url}/v1"}
                 bodies.append(_post(url, token, "thinkcite", attack).text)
                 auth = {"Authorization": f"Bearer {token}"}
                 for path in ("/v1/runs", "/v1/runs/run", "/v1/runs/run/items/q0002", "/healthz"):

@@ -4,7 +4,8 @@
 
 Questions: ALCE demo questions (ASQA, ELI5) not shown in the prompt, over a BM25 index of all
 ALCE demo documents (60 passages from ../shared/data/alce/prompts). The embedded model is the
-policy and the LLM NLI judge (R_a); no reference model (R_g off) unless --reference GGUF.
+policy and the LLM NLI judge (R_a); R_g off (--reward-reference none) unless --reward-reference
+names its reference model (a GGUF, an embedded name), against --reward-model (default: policy).
 
 Per budget and question: real LLM calls, prompt/completion tokens, seconds, tree size, and the
 calls reuse saved within the run — repeated identical calls served by the in-run call cache,
@@ -94,7 +95,8 @@ def main() -> None:
     ap.add_argument("--iterations", default="5,10,30", help="MCTS budgets to compare")
     ap.add_argument("--children", type=int, default=3)
     ap.add_argument("--reflections", type=int, default=2, help="reflection limit per child")
-    ap.add_argument("--reference", default=None, help="GGUF of the R_g reference model")
+    ap.add_argument("--reward-reference", default="none", help="R_g's reference model (none: off)")
+    ap.add_argument("--reward-model", default="policy", help="R_g's reward model")
     ap.add_argument(
         "--no-cross",
         dest="cross",
@@ -117,7 +119,8 @@ def main() -> None:
         store = SqliteStore(Path(tmp) / "calls.sqlite")  # for the cross-run reuse figure
         for budget in budgets:
             opts = dict(max_iterations=budget, n_children=args.children,
-                        max_reflections=args.reflections, reference=args.reference)  # fmt: skip
+                        max_reflections=args.reflections, reward_model=args.reward_model,
+                        reward_reference=args.reward_reference)  # fmt: skip
             for family, q in questions(args.n):
                 # A fresh client per run: in-run reuse only, nothing from earlier runs.
                 row = run_one(base, index, family, q, opts, args.traces)
@@ -128,7 +131,8 @@ def main() -> None:
         for family, q in questions(args.n) if args.cross else []:
             for budget in budgets:
                 opts = dict(max_iterations=budget, n_children=args.children,
-                            max_reflections=args.reflections, reference=args.reference)  # fmt: skip
+                            max_reflections=args.reflections, reward_model=args.reward_model,
+                        reward_reference=args.reward_reference)  # fmt: skip
                 row = run_one(CachedLLM(base, store), index, family, q, opts, None)
             cross.append(row)  # the largest budget, after the smaller ones
     out = {"per_run": rows, "largest_budget_after_smaller": cross}

@@ -174,7 +174,7 @@ def test_prefix_reuse_counts_what_it_spares_and_off_decodes_everything() -> None
 def test_an_endpoint_reference_model_scores_through_completions() -> None:
     """Think&Cite's R_g scores a given sentence; endpoints do that only with echo on the
     completions API, so a reference endpoint keeps the completion form under --api auto."""
-    from searchain.methods.thinkcite.method import reference_llm
+    from searchain.methods.thinkcite.reward_models import reward_llm
 
-    ref = reference_llm("openai:m@http://127.0.0.1:9/v1")
+    ref = reward_llm("openai:m@http://127.0.0.1:9/v1", policy=None, role="reward_reference")  # type: ignore[arg-type]
     assert prompt_form(ref) == "completion"

@@ -23,11 +23,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_operator_options_route_each_flag_to_its_method(tmp_path: Path) -> None:
     tools = str(tmp_path / "tools.yaml")
-    flags = {"tools": tools, "nli": "none", "reference": "openai:m@http://127.0.0.1:9/v1",
+    flags = {"tools": tools, "nli": "none", "reward_reference": "openai:m@http://127.0.0.1:9/v1",
              "reader": "llm"}  # fmt: skip
     opts = operator_options(flags, ["searchain.theta=-1.0", "rebel.max_depth=2"])
     assert opts["rebel"] == {"tools": tools, "max_depth": 2}
-    assert opts["thinkcite"] == {"nli": "none", "reference": "openai:m@http://127.0.0.1:9/v1"}
+    assert opts["thinkcite"] == {"nli": "none",
+                                 "reward_reference": "openai:m@http://127.0.0.1:9/v1"}  # fmt: skip
     assert opts["searchain"] == {"reader": "llm", "theta": -1.0}
     assert operator_options({}, None) == {}
 

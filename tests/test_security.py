@@ -95,7 +95,8 @@ def test_options_naming_files_models_or_endpoints_are_refused_and_reach_nothing(
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     with Listener() as listener:
         # The reproduction of issue 20: the reference model pointed at an attacker's host.
-        value = f"openai:x@{listener.url}/v1" if name == "reference" else f"{listener.url}/v1"
+        models = ("reward_model", "reward_reference")
+        value = f"openai:x@{listener.url}/v1" if name in models else f"{listener.url}/v1"
         res = ask(url, "thinkcite", {name: value})
         paths = [ask(url, "rebel", {name: p}) for p in ("/etc/passwd", "/no/such/file")]
     assert res.status_code == 422, res.text
@@ -120,13 +121,19 @@ def test_operator_options_are_loaded_once_at_start(llm_server: LLMFaultServer) -
     engine = Engine(
         llm,
         default_index(),
-        method_options={"thinkcite": {"reference": f"openai:ref@{llm_server.url}"}},
+        method_options={
+            "thinkcite": {
+                "reward_reference": f"openai:ref@{llm_server.url}",
+                "reward_model": "policy",
+            }
+        },
     )
-    reference = engine.options_for("thinkcite")["reference"]
+    reference = engine.options_for("thinkcite")["reward_reference"]
     assert isinstance(reference, CancellableLLM) and reference.inner.base_url == llm_server.url
-    assert engine.options_for("thinkcite")["reference"] is reference  # not rebuilt per request
+    assert engine.options_for("thinkcite")["reward_reference"] is reference  # not per request
     method = engine.build("thinkcite", {"max_iterations": 2})
     assert method.reference is reference and method.config.mcts.max_iterations == 2
+    assert method.reward_model is engine.llm  # "policy": the policy scores its own sentences
     with pytest.raises(ValueError, match="unknown method"):
         Engine(llm, default_index(), method_options={"nope": {}})
 

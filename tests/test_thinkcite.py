@@ -156,20 +156,22 @@ def test_end_to_end_on_two_alce_questions(data_dir, alce_index, reference_gguf):
     eli5_q = alce_prompt(data_dir, "eli5")["demos"][2]["question"]
 
     events: list[dict] = []
-    method = build_method("thinkcite", llm, alce_index, family="asqa", **small)
+    method = build_method("thinkcite", llm, alce_index, family="asqa", reward_reference="none",
+                          **small)  # fmt: skip
     with listening(events.append):
         t1 = method.run(asqa_q)
     check_trace(t1, 2, 2)
-    assert any("reference model" in w for w in t1.meta["warnings"])  # R_a only, said so
-    assert t1.meta["reward"] == {"r_g": False, "r_a": True, "reference_model": None,
-                                 "judge": "llm"}  # fmt: skip
+    assert any("reward model and its reference" in w for w in t1.meta["warnings"])  # said so
+    assert t1.meta["reward"] == {"r_g": False, "r_a": True, "reward_model": None,
+                                 "reference_model": None, "judge": "llm"}  # fmt: skip
     its = [e for e in events if e["event"] == "mcts_iteration"]
     assert [e["i"] for e in its] == list(range(1, t1.meta["iterations"] + 1))
     assert all(math.isfinite(e["best_value"]) for e in its)
 
     # The second question with both reward parts: R_g against the requantised model.
     method = build_method("thinkcite", llm, alce_index, family="eli5",
-                          reference=str(reference_gguf), **small)  # fmt: skip
+                          reward_model="policy", reward_reference=str(reference_gguf),
+                          **small)  # fmt: skip
     t2 = method.run(eli5_q)
     check_trace(t2, 2, 2)
     assert t2.meta["reward"]["r_g"] and not t2.meta["warnings"]
@@ -193,7 +195,7 @@ def test_an_empty_first_line_is_asked_again_not_a_failed_expansion(data_dir, alc
 
     q = alce_prompt(data_dir, "asqa")["demos"][2]["question"]
     method = build_method("thinkcite", LocalLLM(), alce_index, family="asqa", max_iterations=2,
-                          n_children=2, max_reflections=1)  # fmt: skip
+                          n_children=2, max_reflections=1, reward_reference="none")  # fmt: skip
     trace = method.run(q)
     assert trace.meta["failed_expansions"] == 0, trace.errors
     assert trace.meta["iterations"] == 2 and trace.meta["stopped"] == "budget"

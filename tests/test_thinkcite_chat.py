@@ -129,8 +129,8 @@ def test_chat_agent_sends_demos_and_path_as_a_dialogue():
     llm = ScriptedChat(replies)
     judge = LLMJudge(llm)
     method = build_method("thinkcite", llm, ListRetriever(DOCS), judge=judge, max_iterations=1,
-                          n_children=1, max_reflections=1, k=1, resamples=0,
-                          hide_seen=True)  # fmt: skip
+                          n_children=1, max_reflections=1, k=1, resamples=0, n_demos=2,
+                          demo_doc_words=60, hide_seen=True, reward_reference="none")  # fmt: skip
     question = "What government position was held by the woman who played Corliss?"
     trace = method.run(question)
     assert trace.meta["prompt_form"] == "chat"
@@ -204,8 +204,8 @@ def test_judge_without_scoring_reads_generated_replies_and_says_so():
 
 def test_rg_scores_chat_models_on_the_chat_context_and_fails_loudly_without_scoring():
     policy, reference = ScriptedChat([]), ScriptedChat([])
-    reward = ProgressReward(RewardConfig(use_ra=False), policy=policy, reference=reference)
-    assert reward.forms == {"policy": "chat", "reference": "chat"}
+    reward = ProgressReward(RewardConfig(use_ra=False), model=policy, reference=reference)
+    assert reward.forms == {"model": "chat", "reference": "chat"}
     r = reward("Who?", ["It was her [1].", "She served [2]."], [])
     assert r.parts["r_g"] == 0.0  # same scores from both models
     _, msgs, cont = policy.calls[-1]
@@ -214,7 +214,7 @@ def test_rg_scores_chat_models_on_the_chat_context_and_fails_loudly_without_scor
     assert first == prompts.messages("thinkcite/reward_context", question="Who?",
                                      answer="(none yet)")[-1]["content"]  # fmt: skip
     blind = ProgressReward(
-        RewardConfig(use_ra=False), policy=ScriptedChat([], can_score=False), reference=reference
+        RewardConfig(use_ra=False), model=ScriptedChat([], can_score=False), reference=reference
     )
     with pytest.raises(LLMError, match="cannot score"):
         blind("Who?", ["It was her [1]."], [])
@@ -284,8 +284,8 @@ def test_rg_of_two_real_chat_models_reads_the_chat_context(chat_llm, reference_c
 
     reference = LocalLLM(reference_chat_gguf, n_ctx=1024, n_threads=1, api="auto")
     assert reference.form == "chat"
-    prm = ProgressReward(RewardConfig(use_ra=False), policy=chat_llm, reference=reference)
-    assert prm.forms == {"policy": "chat", "reference": "chat"} and not prm.status
+    prm = ProgressReward(RewardConfig(use_ra=False), model=chat_llm, reference=reference)
+    assert prm.forms == {"model": "chat", "reference": "chat"} and not prm.status
     question = "Who portrayed Corliss Archer in the film Kiss and Tell?"
     sentences = ["Shirley Temple portrayed Corliss Archer [1].", "She was born in 1928 [2]."]
     r = prm(question, sentences, [])
@@ -302,7 +302,8 @@ def test_rg_of_two_real_chat_models_reads_the_chat_context(chat_llm, reference_c
 def run_on_hotpot(chat_llm, question: str, **options: Any):
     from searchain.retrieval.demo import default_index
 
-    small = dict(max_iterations=2, n_children=2, max_reflections=1, n_demos=1)
+    small = dict(max_iterations=2, n_children=2, max_reflections=1, n_demos=1,
+                 reward_reference="none")  # fmt: skip
     method = build_method("thinkcite", chat_llm, default_index(), **{**small, **options})
     return method.run(question)
 
@@ -353,7 +354,7 @@ def test_search_returns_the_querys_top_k_even_when_shown_before():
         llm = ScriptedChat(list(replies))
         method = build_method("thinkcite", llm, ListRetriever(DOCS), judge=LLMJudge(llm),
                               max_iterations=1, n_children=1, max_reflections=1, k=1,
-                              resamples=0, hide_seen=hide)  # fmt: skip
+                              resamples=0, hide_seen=hide, reward_reference="none")  # fmt: skip
         method.run(question)
         last = [c for c in llm.calls if isinstance(c, list)][-1]
         shown[hide] = next(m["content"] for m in reversed(last)  # this question's, not a demo's

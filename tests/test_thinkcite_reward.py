@@ -54,7 +54,7 @@ def context(before: str) -> str:
 def test_rg_is_the_mean_sentence_log_ratio_of_two_real_models(models):
     policy, reference = models
     assert policy.model != reference.model
-    prm = ProgressReward(RewardConfig(use_ra=False), policy=policy, reference=reference)
+    prm = ProgressReward(RewardConfig(use_ra=False), model=policy, reference=reference)
     r = prm(QUESTION, SENTENCES, DOCS)
     # By hand: marks stripped, each sentence scored after the question and the ones before it.
     plain = [s.rsplit(" [", 1)[0] + "." for s in SENTENCES]
@@ -68,16 +68,16 @@ def test_rg_is_the_mean_sentence_log_ratio_of_two_real_models(models):
     # The less damaged model finds fluent text likelier: the policy's ratio is positive.
     assert all(x > 0.5 for x in ratios)
     # Antisymmetric in the two models, exactly zero against itself.
-    swapped = ProgressReward(RewardConfig(use_ra=False), policy=reference, reference=policy)
+    swapped = ProgressReward(RewardConfig(use_ra=False), model=reference, reference=policy)
     assert swapped(QUESTION, SENTENCES, DOCS).total == pytest.approx(-r.total, abs=1e-6)
-    same = ProgressReward(RewardConfig(use_ra=False), policy=policy, reference=policy)
+    same = ProgressReward(RewardConfig(use_ra=False), model=policy, reference=policy)
     assert same(QUESTION, SENTENCES, DOCS).total == 0.0
 
 
 @pytest.mark.slow
 def test_rg_extending_a_path_scores_only_the_new_sentence(models):
     policy, reference = models
-    prm = ProgressReward(RewardConfig(use_ra=False), policy=policy, reference=reference)
+    prm = ProgressReward(RewardConfig(use_ra=False), model=policy, reference=reference)
     prm(QUESTION, SENTENCES[:1], DOCS)
     calls = prm.usage.llm_calls
     assert calls == 2  # one scoring call per model
@@ -88,12 +88,12 @@ def test_rg_extending_a_path_scores_only_the_new_sentence(models):
 def test_without_a_reference_model_rg_is_off_and_says_so(caplog):
     judge = LLMJudge(recorded_llm("thinkcite_reward"))
     with caplog.at_level(logging.WARNING):
-        prm = ProgressReward(RewardConfig(), judge=judge, policy=judge.llm, reference=None)
+        prm = ProgressReward(RewardConfig(), judge=judge, model=judge.llm, reference=None)
     assert not prm.rg_active and prm.ra_active
-    assert any("reference model" in m for m in prm.status)
-    assert "reference model" in caplog.text
+    assert any("reward model and its reference" in m for m in prm.status)
+    assert "reward model and its reference" in caplog.text
     with pytest.raises(ValueError, match="no active part"):
-        ProgressReward(RewardConfig(use_ra=False), judge=judge, policy=judge.llm)
+        ProgressReward(RewardConfig(use_ra=False), judge=judge, model=judge.llm)
 
 
 def keyword_nli(premise: str, hypothesis: str) -> bool:

@@ -90,7 +90,9 @@ def alce_index(where: Path) -> BM25Index:
 # The recording was made before issue 29's paper defaults (top-k repeats, the full history,
 # citing the step's documents), so it replays with the settings it was made with.
 THINKCITE = dict(family="asqa", max_iterations=3, n_children=2, max_reflections=1, n_demos=1,
-                 hide_seen=True, history="cited", cite_scope="path")  # fmt: skip
+                 hide_seen=True, history="cited", cite_scope="path", demo_doc_words=60,
+                 prompt_style="task-line", max_prompt_chars=9_034,
+                 reward_reference="none")  # the settings it was recorded with  # fmt: skip
 
 
 def make_thinkcite_run(out: Path, where: Path) -> dict:

@@ -52,7 +52,7 @@ def ask(
             "[bold]retrieve-read[/] (top-k passages, one answer) or "
             "[bold]rebel[/] (recursive subquestions answered with tools, see --tools), "
             "[bold]thinkcite[/] (a long-form answer, 1-3 citations per sentence, found by "
-            "tree search; see --iterations, --nli, --reference). "
+            "tree search; see --iterations, --nli, --reward-model). "
             "Baselines: [bold]direct-prompting[/], [bold]cot[/], [bold]self-ask[/] (follow-up "
             "questions answered by retrieve-then-read), [bold]self-ask-no-search[/], "
             "[bold]react[/] (Search[...]/Finish[...] loop), [bold]direct-retrieval[/] "

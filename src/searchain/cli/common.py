@@ -81,11 +81,21 @@ NliOpt = Annotated[
         "llm unless given)."
     ),
 ]
-ReferenceOpt = Annotated[
+RewardModelOpt = Annotated[
     str | None,
     typer.Option(
-        help="Think&Cite R_g reference model: a GGUF file or openai:MODEL@BASE_URL. Without "
-        "it the progress reward is R_a only (said in the trace)."
+        "--reward-model",
+        help="Think&Cite's R_g reward model π: an embedded model name, a GGUF file, "
+        "openai:MODEL@BASE_URL or policy (default: qwen2.5-coder-1.5b).",
+    ),
+]
+RewardReferenceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--reward-reference",
+        "--reference",
+        help="Think&Cite's R_g reference model π_ref: the same kinds, or none (R_g off: R_a "
+        "only, said in the trace; default: qwen2.5-coder-0.5b).",
     ),
 ]
 

@@ -14,9 +14,10 @@ from searchain.cli.common import (
     IndexOpt,
     MethodOpt,
     NliOpt,
-    ReferenceOpt,
     RetrieverOpt,
     ReuseOpt,
+    RewardModelOpt,
+    RewardReferenceOpt,
     ToolsOpt,
     console,
     err,
@@ -84,7 +85,8 @@ def eval_(
         ),
     ] = None,
     nli: NliOpt = None,
-    reference: ReferenceOpt = None,
+    reward_model: RewardModelOpt = None,
+    reward_reference: RewardReferenceOpt = None,
     option: MethodOpt = None,
     reuse_from: ReuseOpt = None,
     question_docs: Annotated[
@@ -168,7 +170,8 @@ def eval_(
         config["k"] = k
     if model_path is not None:
         config["model_path"] = str(model_path)
-    for key, value in (("nli", nli), ("reference", reference)):
+    pair = (("reward_model", reward_model), ("reward_reference", reward_reference))
+    for key, value in (("nli", nli), *pair):
         if value is not None:
             config[key] = value
     if option:  # only when given, so earlier run directories keep their config hash
@@ -215,7 +218,7 @@ def eval_(
         # The dataset's task reaches every task-aware method: SearChain picks its prompt
         # family, the baselines add its label instruction (StrategyQA Yes/No, FEVER labels).
         family = examples[0].task if examples else "multihop"
-        tc = thinkcite_eval_options(examples, nli, reference)
+        tc = thinkcite_eval_options(examples, nli, dict(pair))
         opts = {n: {**eval_options(n, family, tools), **(tc if n == "thinkcite" else {}),
                     **method_options[n]} for n in names}  # fmt: skip
         built = {n: build_method(n, client, r, k=k, **opts[n]) for n in names}  # type: ignore[arg-type]

@@ -83,9 +83,9 @@ def serve(
     `Authorization: Bearer <token>` on /v1/* (required when binding a non-loopback address).
 
     Clients choose only plain per-request options (numbers, switches, enum names): paths,
-    URLs and models — the method settings below (--reader, --tools, --nli, --reference,
-    --template) and -O METHOD.KEY=VALUE — are set here by the operator, once, for every
-    request."""
+    URLs and models — the method settings below (--reader, --tools, --nli, --reward-model,
+    --reward-reference, --template) and -O METHOD.KEY=VALUE — are set here by the operator,
+    once, for every request."""
     token = os.environ.get("SEARCHAIN_API_TOKEN") or None
     try:
         from searchain.llm import LLMError, make_llm

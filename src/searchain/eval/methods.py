@@ -82,6 +82,8 @@ def describe(method: Any) -> dict[str, Any]:
         out.update(values)
         if isinstance(getattr(method, "tool_list", None), str):  # REBEL: what its tools are
             out["tool_list"] = method.tool_list
+        if hasattr(method, "manifest_extra"):  # Think&Cite: the models its reward compares
+            out.update(method.manifest_extra())
     else:
         out.update(
             {

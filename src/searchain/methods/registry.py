@@ -72,9 +72,15 @@ NLI = option(
     "nli", str, "llm", "Think&Cite's NLI judge of R_a: llm, none (R_a off) or a local NLI "
     "model path.", remote=False, flag="nli", nullable=True,
 )  # fmt: skip
-REFERENCE = option(
-    "reference", str, None, "Think&Cite's reference model of R_g: a GGUF path or "
-    "openai:MODEL@URL (none: R_a only, with a warning).", remote=False, flag="reference",
+REWARD_MODEL = option(
+    "reward_model", str, "qwen2.5-coder-1.5b", "Think&Cite's R_g reward model π: an embedded "
+    "model name, a GGUF path, openai:MODEL@URL, or policy (the policy scores itself).",
+    remote=False, flag="reward-model",
+)  # fmt: skip
+REWARD_REFERENCE = option(
+    "reward_reference", str, "qwen2.5-coder-0.5b", "Think&Cite's R_g reference model π_ref: "
+    "the same kinds as reward_model, or none (R_g off: R_a only, said in the trace).",
+    remote=False, flag="reward-reference",
 )  # fmt: skip
 # Objects a Python caller may hand a builder instead of a setting (not on any other surface).
 PYTHON_OBJECTS = {"thinkcite": {"judge"}}
@@ -104,7 +110,7 @@ def method_settings(name: str) -> tuple[Setting, ...]:
         "searchain": (*settings_of(SearChainConfig), READER, DEDUP),
         "retrieve-read": settings_of(RetrieveReadConfig),
         "rebel": (*settings_of(RebelConfig), K, TOOLS, DEDUP),
-        "thinkcite": (*ThinkCiteConfig.settings(), NLI, REFERENCE),
+        "thinkcite": (*ThinkCiteConfig.settings(), NLI, REWARD_MODEL, REWARD_REFERENCE),
         "direct-prompting": settings_of(prompting.DirectConfig),
         "cot": settings_of(prompting.CoTConfig),
         "self-ask": settings_of(SelfAskConfig),
@@ -247,28 +253,33 @@ def _thinkcite(
     llm: LLM, retriever: Retriever | None, k: int | None, options: dict[str, Any]
 ) -> Method:
     """Think&Cite. ``judge=`` an NLI judge object, or ``nli=`` ``"llm"`` (default) / a local
-    HF NLI checkpoint path / ``None`` (R_a off); ``reference=`` the reference LLM of R_g (none:
-    R_a only, with a warning). Other options go to ThinkCiteConfig (max_iterations, family, ...)."""
+    HF NLI checkpoint path / ``None`` (R_a off); ``reward_model=`` / ``reward_reference=`` R_g's
+    pair, specs or LLMs (``reward_models.py``; reference ``none``: R_a only, with a warning).
+    Other options go to ThinkCiteConfig (max_iterations, family, ...)."""
     from searchain.methods.thinkcite import ThinkCite, ThinkCiteConfig
+    from searchain.methods.thinkcite.reward_models import reward_llm
     from searchain.readers.nli import make_judge
 
     options = dict(options)
     judge = options.pop("judge", None)
     nli = options.pop("nli", "llm")
     nli = None if nli == "none" else nli  # "none": R_a off (recorded in the trace)
-    reference = options.pop("reference", None)
-    if isinstance(reference, str):  # a GGUF path or openai:MODEL@URL
-        from searchain.methods.thinkcite.method import reference_llm
-
-        reference = reference_llm(reference)
+    ref_spec = options.pop("reward_reference", REWARD_REFERENCE.default)
+    model_spec = options.pop("reward_model", REWARD_MODEL.default)
+    cfg = ThinkCiteConfig.from_options(**options)
+    # The pair is loaded only when R_g is on (use_rg=False or no reference: nothing opened).
+    wanted = cfg.reward.use_rg and ref_spec not in (None, "none")
+    reference = reward_llm(ref_spec, policy=llm, role="reward_reference") if wanted else None
+    reward_model = reward_llm(model_spec, policy=llm, role="reward_model") if wanted else None
     if judge is None and nli:
         judge = make_judge(nli, llm)
     if retriever is None:
         raise ValueError("thinkcite needs a retriever")
-    cfg = ThinkCiteConfig.from_options(**options)
     if k:
         cfg.agent.k = k
-    return ThinkCite(llm, retriever, judge=judge, reference=reference, config=cfg)
+    return ThinkCite(
+        llm, retriever, judge=judge, reward_model=reward_model, reference=reference, config=cfg
+    )
 
 
 def _baseline(

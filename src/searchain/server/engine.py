@@ -10,7 +10,7 @@ concurrency slot stays taken until the work has stopped, so the bound counts rea
 open requests. A retriever that prompts an LLM itself (LLM-URL) gets the wrapped LLM too, and
 its retrieval reports go into ``trace.meta["retrieval"]`` as they do on the command line.
 
-What names files, models or endpoints (Think&Cite's reference model and NLI judge, REBEL's
+What names files, models or endpoints (Think&Cite's reward model pair and NLI judge, REBEL's
 tools file, SearChain's template) is the operator's: ``method_options`` given when the
 service starts, loaded once here. Clients choose only plain values (``server/models.py``).
 """
@@ -111,6 +111,8 @@ class Engine:
         self._busy = 0
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_concurrent, thread_name_prefix="answer")
+        self._reward_llms: dict[tuple[str, str], Any] = {}  # Think&Cite's R_g pair, opened once
+        self._reward_lock = threading.Lock()
         self.method_options = {
             name: self._load(name, dict(opts)) for name, opts in (method_options or {}).items()
         }
@@ -143,14 +145,11 @@ class Engine:
 
     def _load(self, name: str, options: dict[str, Any]) -> dict[str, Any]:
         """The operator's options for ``name``, with what they name loaded once, now (a
-        reference model, an NLI checkpoint, a tools file), not per request."""
+        reward model pair, an NLI checkpoint, a tools file), not per request."""
         if name not in registry.METHODS:
             raise ValueError(f"options for unknown method {name!r}")
-        reference = options.get("reference")
-        if isinstance(reference, str):
-            from searchain.methods.thinkcite.method import reference_llm
-
-            options["reference"] = CancellableLLM(reference_llm(reference))
+        if registry.canonical(name) == "thinkcite":
+            options.update(self._reward_pair(options))
         nli = options.get("nli")
         if nli == "none":  # R_a off
             options["nli"] = None
@@ -164,6 +163,26 @@ class Engine:
 
             options["tools"] = load_tools(tools, self.retriever)
         return options
+
+    def _reward_pair(self, options: dict[str, Any]) -> dict[str, Any]:
+        """Think&Cite's R_g models (its operator's specs, else the defaults), each opened once
+        for the service's life, on first use, and cancellable with the request."""
+        from searchain.methods.thinkcite.reward_models import reward_llm
+
+        reference = options.get("reward_reference", registry.REWARD_REFERENCE.default)
+        if options.get("use_rg") is False or reference in (None, "none"):
+            return {}
+        pair = {}
+        for setting in (registry.REWARD_MODEL, registry.REWARD_REFERENCE):
+            spec = options.get(setting.name, setting.default)
+            if isinstance(spec, str) and spec != "policy":
+                key = (setting.name, spec)
+                with self._reward_lock:
+                    if key not in self._reward_llms:
+                        llm = reward_llm(spec, policy=self.llm, role=setting.name)
+                        self._reward_llms[key] = CancellableLLM(llm)  # type: ignore[arg-type]
+                    pair[setting.name] = self._reward_llms[key]
+        return pair
 
     def options_for(self, name: str) -> dict[str, Any]:
         """The operator's options for a method (by its own name, else the one it stands
@@ -179,6 +198,8 @@ class Engine:
     def build(self, name: str, options: dict[str, Any]) -> Method:
         """``name`` with the operator's options, overridden by the client's plain values."""
         options = {**self.options_for(name), **options}
+        if registry.canonical(name) == "thinkcite":
+            options.update(self._reward_pair(options))
         k = options.pop("k", None)
         dedup = options.pop("dedup", "auto")
         reader = options.pop("reader", self.reader)  # the operator's --reader, if set

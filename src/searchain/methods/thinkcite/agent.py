@@ -22,6 +22,7 @@ from typing import Any
 
 from searchain import citations
 from searchain.llm import LLM, LLMError
+from searchain.llm.base import context_window, find_tokenizer
 from searchain.llm.prompting import is_chat
 from searchain.methods.settings import check_settings, setting
 from searchain.methods.thinkcite import chat
@@ -43,18 +44,28 @@ class AgentConfig:
     reflection: bool = setting(True, 'Ablation "w/o reflection": search once, then write.')
     max_reflections: int = setting(10, "Reflections before the sentence must be written (the "
                                    "paper's 10).", ge=0, remote_le=20)  # fmt: skip
-    n_demos: int = setting(2, "ALCE demos in the prompt (the paper's 4; 2 fit a 4k context).",
-                           ge=0, le=8)  # fmt: skip
-    demo_doc_words: int | None = setting(60, "Demo documents cut to this many words (null: "
-                                         "whole).", ge=1, remote_le=1000)  # fmt: skip
+    n_demos: int = setting(4, "ALCE demos in the prompt (the paper's 4).", ge=0, le=8)
+    demo_doc_words: int | None = setting(None, "Demo documents cut to this many words (null: "
+                                         "whole, as the paper).", ge=1, remote_le=1000)  # fmt: skip
+    prompt_style: str = setting(
+        "paper", "paper: the paper's instruction and 'Here are some examples:'; task-line: "
+        "this code's earlier prompt (a task line per family, no examples line).",
+        choices=tp.STYLES,
+    )  # fmt: skip
+    demo_budget: float = setting(
+        0.35, "Share of a local model's context the instruction and demos may take; past it "
+        "the demos fall back to 60-word documents, then fewer demos (said in the trace).",
+        gt=0, le=1,
+    )  # fmt: skip
     temperature: float = setting(0.7, "Sampling of a child's first action and sentence.",
                                  ge=0, le=2)  # fmt: skip
     resamples: int = setting(3, "Extra children sampled per expansion to replace "
                              "duplicates.", ge=0, remote_le=20)  # fmt: skip
-    # A 4k-token model: ~3k tokens of text, so the sentence is still written in the context.
+    # A 4k-token model: ~1.8k tokens after the demos, so the sentence is still written.
     max_prompt_chars: int | None = setting(
-        12_000, "Stop reflecting when the prompt grows past this many characters (null: "
-        "never).", ge=1000, remote_le=100_000,
+        7_000, "Stop reflecting when the question's part of the prompt (history and this "
+        "step, after the demos) grows past this many characters (null: never).", ge=1000,
+        remote_le=100_000,
     )  # fmt: skip
     query_tokens: int = setting(32, "Tokens of a search query.", ge=1, remote_le=1024)
     reflexion_tokens: int = setting(64, "Tokens of a reflection.", ge=1, remote_le=1024)
@@ -93,9 +104,18 @@ class ThinkCiteProblem:
     ) -> None:
         self.question, self.llm, self.retriever = question, llm, retriever
         self.reward, self.config = reward, config
-        self.header = tp.header(config.family, config.n_demos, config.demo_doc_words)
+        # The paper's demos, or as many as fit a local model's context (said in prompt_notes)
+        window, tokenize = context_window(llm), find_tokenizer(llm)
+        n, words, note = tp.fit_header(
+            config.family, config.n_demos, config.demo_doc_words, config.prompt_style,
+            int(window * config.demo_budget) if window else None,
+            (lambda text: len(tokenize(text))) if tokenize else None,
+        )  # fmt: skip
+        self.prompt = {"n_demos": n, "demo_doc_words": words, "style": config.prompt_style}
+        self.prompt_notes = [note] if note else []
+        self.header = tp.header(config.family, n, words, config.prompt_style)
         self.chat = is_chat(llm)  # chat form: messages (chat.py); else completion prompts
-        self.header_parts = tp.header_parts(config.family, config.n_demos, config.demo_doc_words)
+        self.header_parts = tp.header_parts(config.family, n, words, config.prompt_style)
         self.usage = Usage()  # agent calls (cached ones included, as cached_calls)
         self.retrievals = retrieval_cache if retrieval_cache is not None else {}
         self.retrieval_calls = self.retrieval_hits = 0
@@ -165,7 +185,8 @@ class ThinkCiteProblem:
             text += "\n".join([f"Search: {search.query}", *tp.render_documents(search)]) + "\n"
             if not cfg.reflection or len(step.searches) > cfg.max_reflections:
                 break
-            if cfg.max_prompt_chars is not None and len(text) > cfg.max_prompt_chars:
+            grown = len(text) - len(self.header)  # the question's part, after the demos
+            if cfg.max_prompt_chars is not None and grown > cfg.max_prompt_chars:
                 step.notes.append("reflection stopped: the prompt reached max_prompt_chars")
                 break
             if len(step.searches) == 1:  # the paper's expansion always reflects once

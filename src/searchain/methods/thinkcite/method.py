@@ -3,7 +3,7 @@
 The trace holds the whole search tree (``nodes``: query, documents, sentence, citations,
 visits, value and reward parts per node), the chosen path (``meta["chosen_path"]``), the final
 answer with ``[n]`` marks against ``references`` (every document shown along the chosen path,
-in global number order), and the usage of the policy, the reference model and the judge.
+in global number order), and the usage of the policy, the reward model pair and the judge.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from searchain.methods.thinkcite.agent import AgentConfig, ThinkCiteProblem, doc
 from searchain.methods.thinkcite.mcts import MCTS, MCTSConfig, SearchResult, TreeNode
 from searchain.methods.thinkcite.prompting import Step
 from searchain.methods.thinkcite.reward import ProgressReward, RewardConfig
+from searchain.methods.thinkcite.reward_models import model_name
 from searchain.retrieval.base import Retriever
 from searchain.scoring import NLI
 from searchain.types import Node, Trace, Usage
@@ -86,20 +87,31 @@ class ThinkCite:
         retriever: Retriever,
         *,
         judge: NLI | None = None,
+        reward_model: LLM | None = None,
         reference: LLM | None = None,
         config: ThinkCiteConfig | None = None,
     ) -> None:
         # Without a persistent cache, still never pay twice for one call within a run.
         self.llm = llm if isinstance(llm, CachedLLM) else CachedLLM(llm, _MemoryStore())
-        self.retriever, self.judge, self.reference = retriever, judge, reference
+        self.retriever, self.judge = retriever, judge
+        # R_g's pair (reward_models.py): π and π_ref, either may be the policy's own model
+        self.reward_model, self.reference = reward_model, reference
         self.config = config or ThinkCiteConfig()
+
+    def manifest_extra(self) -> dict[str, Any]:
+        """R_g's pair, for a run manifest — only when R_g runs, so a run made with R_a alone
+        (before the pair existed) keeps its manifest and resumes."""
+        if self.reward_model is None or self.reference is None or not self.config.reward.use_rg:
+            return {}
+        return {"reward_model": model_name(self.reward_model),
+                "reward_reference": model_name(self.reference)}  # fmt: skip
 
     def run(self, question: str) -> Trace:
         t0 = time.perf_counter()
         trace = Trace(question=question, method=self.name)
         judge = self.judge.fork() if hasattr(self.judge, "fork") else self.judge  # type: ignore[union-attr]
         reward = ProgressReward(
-            self.config.reward, judge=judge, policy=self.llm, reference=self.reference,
+            self.config.reward, judge=judge, model=self.reward_model, reference=self.reference,
             list_answer=self.config.agent.family == "qampari",
         )  # fmt: skip
         problem = ThinkCiteProblem(question, self.llm, self.retriever, reward, self.config.agent)
@@ -150,13 +162,15 @@ class ThinkCite:
             "reward": {
                 "r_g": reward.rg_active,
                 "r_a": reward.ra_active,
-                "reference_model": getattr(self.reference, "model", None),
+                "reward_model": model_name(self.reward_model),
+                "reference_model": model_name(self.reference),
                 "judge": getattr(judge, "name", None) if judge is not None else None,
             },
             # How the LLM judge reached its verdicts: {"scored": n, "generated": n}.
             "judge_modes": dict(getattr(judge, "modes", {})),
-            "rg_forms": dict(reward.forms),  # R_g's policy / reference: "chat" | "completion"
-            "warnings": list(reward.status),
+            "rg_forms": dict(reward.forms),  # R_g's π / π_ref: "chat" | "completion"
+            "warnings": [*problem.prompt_notes, *reward.status],
+            "prompt": dict(problem.prompt),  # the demos the prompt held (after any fallback)
             "child_errors": list(problem.child_errors),  # children left out (the rest went on)
             "resampled_children": problem.resampled,
             "reuse": {
@@ -197,21 +211,3 @@ def _node(n: TreeNode[Step], chosen: bool) -> Node:
             "chosen": chosen,
         },
     )
-
-
-def reference_llm(spec: str, *, n_threads: int | None = None) -> LLM:
-    """R_g's reference model from a spec: a GGUF file path (run locally), or
-    ``openai:MODEL@BASE_URL`` (an OpenAI-compatible server that returns prompt log-probs)."""
-    from pathlib import Path
-
-    from searchain.llm import make_llm
-
-    if spec.startswith("openai:"):
-        model, _, url = spec.removeprefix("openai:").partition("@")
-        if not model or not url:
-            raise ValueError("reference spec must be openai:MODEL@BASE_URL")
-        # Scoring a given text through an endpoint needs the completions API (echo=True).
-        return make_llm("openai", model=model, base_url=url, api="completions", cache=False)
-    if not Path(spec).is_file():
-        raise FileNotFoundError(f"reference model not found: {spec} (a GGUF file or openai:M@URL)")
-    return make_llm("local", model_path=spec, n_threads=n_threads, cache=False)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -27,6 +28,11 @@ TASK_LINE = {
     "document that supports it.",
     "eli5": "Explain why or how in a few sentences, as you would to a five-year-old.",
 }
+# "paper": the paper's instruction, then "Here are some examples:" and the demos;
+# "task-line": this code's earlier prompt (a task line per family, no examples line).
+STYLES = ("paper", "task-line")
+EXAMPLES = "Here are some examples:"
+FALLBACK_DOC_WORDS = 60  # demo documents cut to this when whole ones do not fit the context
 DOC = "Document [{n}](Title: {title}): {text}"
 REFLEXION = "Reflexion: Document [{n}] does not answer the question; better search {keywords}."
 ACTION = re.compile(r"^\s*(Search|Reflexion|Reflection|Output|End)\b\s*:?\s*(.*)$", re.I | re.S)
@@ -140,18 +146,62 @@ def _doc_line(n: int, doc: dict[str, Any], doc_words: int | None) -> str:
     return DOC.format(n=n, title=doc["title"], text=text)
 
 
-def header(family: str, n_demos: int, doc_words: int | None) -> str:
+def header(family: str, n_demos: int, doc_words: int | None, style: str = "paper") -> str:
     """Instruction and demos: the fixed prefix of every prompt of a question (so the local
     backend's KV-cache reuse covers it)."""
-    instruction, demos = header_parts(family, n_demos, doc_words)
+    instruction, demos = header_parts(family, n_demos, doc_words, style)
     return instruction + "\n\n" + "\n\n".join(demos)
 
 
-def header_parts(family: str, n_demos: int, doc_words: int | None) -> tuple[str, list[str]]:
+def header_parts(
+    family: str, n_demos: int, doc_words: int | None, style: str = "paper"
+) -> tuple[str, list[str]]:
     """:func:`header`'s instruction and its demos (action traces)."""
+    if style not in STYLES:
+        raise ValueError(f"prompt style {style!r}: one of {', '.join(STYLES)}")
     data = alce_prompt_file(family)
     demos = [action_demo(d, family, doc_words) for d in data["demos"][:n_demos]]
-    return prompts.fill("thinkcite/instruction", task=TASK_LINE[family]), demos
+    if style == "task-line":
+        return prompts.fill("thinkcite/instruction", task=" " + TASK_LINE[family]), demos
+    instruction = prompts.fill("thinkcite/instruction", task="")
+    return (instruction + "\n\n" + EXAMPLES if demos else instruction), demos
+
+
+def fit_header(
+    family: str,
+    n_demos: int,
+    doc_words: int | None,
+    style: str,
+    budget: int | None,
+    count: Callable[[str], int] | None,
+) -> tuple[int, int | None, str | None]:
+    """The demos that fit ``budget`` tokens (counted with ``count``): the ones asked for, else
+    the same number with documents cut to :data:`FALLBACK_DOC_WORDS` words, else one demo
+    fewer at a time. Returns ``(n_demos, doc_words, note)``; the note (None when nothing was
+    cut) says what was dropped and why, for the trace. Unknown budget: as asked."""
+    if budget is None or count is None:
+        return n_demos, doc_words, None
+    cut = FALLBACK_DOC_WORDS if doc_words is None else min(doc_words, FALLBACK_DOC_WORDS)
+    ladder = [(n_demos, doc_words), *((n, cut) for n in range(n_demos, -1, -1))]
+    asked = count(header(family, n_demos, doc_words, style))
+    for n, words in ladder:
+        tokens = asked if (n, words) == (n_demos, doc_words) else count(
+            header(family, n, words, style)
+        )  # fmt: skip
+        if tokens <= budget or n == 0:
+            if (n, words) == (n_demos, doc_words):
+                return n, words, None
+            whole = "whole documents" if doc_words is None else f"{doc_words}-word documents"
+            return (
+                n,
+                words,
+                (
+                    f"{n_demos} demos with {whole} take {asked} tokens, more than the {budget} "
+                    f"the demos may take of this model's context (demo_budget): the prompt has "
+                    f"{n} demos with {words}-word documents ({tokens} tokens)"
+                ),
+            )
+    raise AssertionError("unreachable: the ladder ends with no demo")
 
 
 def render_documents(search: Search) -> list[str]:

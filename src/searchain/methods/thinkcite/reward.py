@@ -2,9 +2,10 @@
 
 * **R_g**, generation progress, is the DPO implicit reward on the sentence-level MDP:
   ``Σ_k w_k · [log π(y_k+1 | x, y_1..k) − log π_ref(y_k+1 | x, y_1..k)]`` with ``w_k = 1/(t+1)``
-  — the mean over the answer's sentences of the log-likelihood ratio between the policy and the
-  reference model, each read with :meth:`LLM.score` (two local GGUFs, two OpenAI-compatible
-  endpoints, or one of each). A chat model reads the same context as messages
+  — the mean over the answer's sentences of the log-likelihood ratio between the reward model
+  π and its reference π_ref (a pair of their own, not the policy: ``reward_models.py``), each
+  read with :meth:`LLM.score` (two local GGUFs, two OpenAI-compatible endpoints, or one of
+  each). A chat model reads the same context as messages
   (``reward_context.chat.txt``: question and answer so far as the user turn) and the sentence
   as its reply, with :meth:`LLM.score_chat`; a backend that cannot score raises
   :class:`LLMError` (the expansion fails and the trace says why), never a stand-in 0.
@@ -14,7 +15,7 @@
 * **R_a**, attribution progress, is the F1 of ALCE citation recall and precision of the answer
   so far against its numbered documents, judged by an NLI judge (memoised per pair).
 
-Either part can be off (the paper's ablations). R_g without a reference model is *not*
+Either part can be off (the paper's ablations). R_g without both models of the pair is *not*
 computed — no stand-in score — and the run says so (log warning and ``status``).
 """
 
@@ -34,14 +35,14 @@ from searchain.types import Passage, Usage
 log = logging.getLogger(__name__)
 
 NO_REFERENCE = (
-    "R_g (DPO implicit reward) needs a reference model (--reference GGUF or reference=); "
-    "none is configured, so the progress reward is R_a only"
+    "R_g (DPO implicit reward) needs a reward model and its reference (reward_model=, "
+    "reward_reference=); the pair is not configured, so the progress reward is R_a only"
 )
 
 
 @dataclass
 class RewardConfig:
-    use_rg: bool = setting(True, "Generation reward R_g (needs a reference model).")
+    use_rg: bool = setting(True, "Generation reward R_g (needs the reward model pair).")
     use_ra: bool = setting(True, "Citation-attribution reward R_a (needs an NLI judge).")
     rg_weight: float = setting(1.0, "Weight of R_g in R.", ge=0, remote_le=10)
     ra_weight: float = setting(1.0, "Weight of R_a in R.", ge=0, remote_le=10)
@@ -58,14 +59,15 @@ class ProgressReward:
         config: RewardConfig,
         *,
         judge: NLI | None = None,
-        policy: LLM | None = None,
+        model: LLM | None = None,
         reference: LLM | None = None,
         list_answer: bool = False,
     ) -> None:
-        self.config, self.judge, self.policy, self.reference = config, judge, policy, reference
+        # model: π, the reward model; reference: π_ref (neither need be the policy)
+        self.config, self.judge, self.model, self.reference = config, judge, model, reference
         # QAMPARI: R_a judges the answer's comma-separated items, as its metric does
         self.list_answer = list_answer
-        self.rg_active = config.use_rg and policy is not None and reference is not None
+        self.rg_active = config.use_rg and model is not None and reference is not None
         self.ra_active = config.use_ra and judge is not None
         self.status: list[str] = []
         if config.use_rg and not self.rg_active:
@@ -75,12 +77,12 @@ class ProgressReward:
             self.status.append("R_a needs an NLI judge; none is configured, so R_a is off")
         if not (self.rg_active or self.ra_active):
             raise ValueError(
-                "the progress reward has no active part: configure a reference model for R_g "
-                "or an NLI judge for R_a"
+                "the progress reward has no active part: configure the reward model pair for "
+                "R_g or an NLI judge for R_a"
             )
         # The prompt form each R_g model reads its context in.
         self.forms = (
-            {"policy": prompt_form(policy), "reference": prompt_form(reference)}
+            {"model": prompt_form(model), "reference": prompt_form(reference)}
             if self.rg_active
             else {}
         )
@@ -129,7 +131,7 @@ class ProgressReward:
             if key in self._ratios:
                 self.memo_hits += 1
                 return self._ratios[key]
-        pi = self._score(self.policy, question, before, context, sentence)  # type: ignore[arg-type]
+        pi = self._score(self.model, question, before, context, sentence)  # type: ignore[arg-type]
         ref = self._score(self.reference, question, before, context, sentence)  # type: ignore[arg-type]
         self.usage.add(pi.usage)
         self.usage.add(ref.usage)
