@@ -6,15 +6,19 @@ rate + generated ÷ decode rate, both rates measured first in the same run at th
 count used), the wall seconds, wall ÷ ideal and seconds ÷ retrieve-read's.
 
     .venv/bin/python bench/prefix_reuse.py --n 10 [--model qwen2.5-coder-1.5b] [--json]
-        [--methods retrieve-read,searchain,searchain-last] [--settings off,on] [--threads N]
+        [--methods retrieve-read,searchain,searchain-last] [--settings off,prompts,on]
+        [--threads N]
     .venv/bin/python bench/prefix_reuse.py --render results/prefix-reuse/MODEL.json
 
-Settings: ``off`` decodes every prompt from its first token; ``on`` reuses the live KV
-cache and snapshots (dialogue prefixes, and static prefixes kept on disk). Each method and
+Settings: ``off`` decodes every prompt from its first token; ``prompts`` reuses the live KV
+cache and snapshots of prompts (dialogue prefixes, and static prefixes kept on disk); ``on``
+also the cells of what the model wrote, when a later prompt restates it (the default; those
+cells were decoded one token at a time, off the prompt grid). Each method and
 setting starts cold — no snapshot in memory or on disk, nothing counted as seen — so its
 first question pays for its static prefixes. The
 LLM call cache is off, so every call runs. Reuse must not change what the model writes:
-the bench counts the questions whose answers differ between the two settings (target 0).
+the bench counts the questions whose answers differ from ``off``'s (target 0; each
+difference is printed).
 ``searchain-last`` is SearChain with ``question_position=last`` (the CoQ instruction and
 demos as one static prefix, the question after them).
 """
@@ -67,10 +71,13 @@ def rates(llm: LocalLLM) -> dict[str, float]:
     return {"prefill_tokens_per_s": prefill, "decode_tokens_per_s": decode}
 
 
+MODES = {"off": (False, False), "prompts": (True, False), "on": (True, True)}
+
+
 def measure(
-    llm: LocalLLM, name: str, questions: list[str], reuse: bool, speed: dict[str, float]
+    llm: LocalLLM, name: str, questions: list[str], mode: str, speed: dict[str, float]
 ) -> dict[str, Any]:
-    llm.prefix_reuse = reuse
+    llm.prefix_reuse, llm.reuse_outputs = MODES[mode]
     # Each method and setting starts cold: no snapshot in memory or on disk, nothing in the
     # live cache, nothing seen (so its first question pays for its static prefixes).
     os.environ["SEARCHAIN_CACHE_DIR"] = tempfile.mkdtemp(prefix="searchain-bench-kv-")
@@ -84,7 +91,7 @@ def measure(
     answers, t0 = [], time.perf_counter()
     for i, q in enumerate(questions, 1):
         answers.append(method.run(q).answer)
-        print(f"\r{name} reuse={'on' if reuse else 'off'}: {i}/{len(questions)}",
+        print(f"\r{name} reuse={mode}: {i}/{len(questions)}",
               end="", file=sys.stderr, flush=True)  # fmt: skip
     print(file=sys.stderr)
     n = len(questions)
@@ -126,14 +133,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         **speed,
     }  # fmt: skip
     for name in args.methods:
-        runs = {m: measure(llm, name, questions, m == "on", speed) for m in args.settings}
-        if len(runs) == 2:
-            off, on = runs["off"]["answers"], runs["on"]["answers"]
-            figures[f"{name}:differ"] = [
-                {"question": q, "off": a, "on": b}
-                for q, a, b in zip(questions, off, on, strict=True)
+        runs = {m: measure(llm, name, questions, m, speed) for m in args.settings}
+        for mode in [m for m in runs if m != "off" and "off" in runs]:
+            off, other = runs["off"]["answers"], runs[mode]["answers"]
+            runs[mode]["differ"] = [
+                {"question": q, "off": a, mode: b}
+                for q, a, b in zip(questions, off, other, strict=True)
                 if a != b
             ]
+            if mode == "on":  # the key earlier runs were saved under
+                figures[f"{name}:differ"] = runs[mode]["differ"]
         for mode, r in runs.items():
             r.pop("answers")
             figures[f"{name}:{mode}"] = r
@@ -162,7 +171,7 @@ def table(figures: dict[str, Any], methods: list[str], settings: list[str]) -> s
     for name in methods:
         for mode in settings:
             f = figures[f"{name}:{mode}"]
-            differ = figures.get(f"{name}:differ")
+            differ = f.get("differ", figures.get(f"{name}:differ") if mode == "on" else None)
             ratio = f["over_retrieve_read"]
             out.append(
                 f"| {name} | {mode} | {f['prompt_tokens_per_question']:.0f} | "
@@ -170,11 +179,14 @@ def table(figures: dict[str, Any], methods: list[str], settings: list[str]) -> s
                 f"{f['prefilled_over_new']:.2f} | {f['generated_tokens_per_question']:.0f} | "
                 f"{f['ideal_seconds_per_question']:.1f} | {f['seconds_per_question']:.1f} | "
                 f"{f['wall_over_ideal']:.2f} | {'' if ratio is None else f'{ratio:.2f}'} | "
-                f"{len(differ) if differ is not None and mode == 'on' else ''} |"
+                f"{len(differ) if differ is not None else ''} |"
             )
     for name in methods:
-        for d in figures.get(f"{name}:differ") or []:
-            out.append(f"\n{name}: {d['question']!r}: off {d['off']!r} / on {d['on']!r}")
+        for mode in [m for m in settings if m != "off"]:
+            f = figures[f"{name}:{mode}"]
+            for d in f.get("differ", figures.get(f"{name}:differ") if mode == "on" else None) or []:
+                out.append(f"\n{name} ({mode}): {d['question']!r}: off {d['off']!r} / "
+                           f"{mode} {d[mode]!r}")  # fmt: skip
     return "\n".join(out)
 
 
@@ -184,19 +196,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default=DEFAULT_MODEL, help="an offline model name")
     ap.add_argument("--threads", type=int, default=0, help="llama.cpp threads (0: default)")
     ap.add_argument("--methods", default="retrieve-read,searchain,searchain-last")
-    ap.add_argument("--settings", default="off,on", help="reuse settings to run: off, on")
+    ap.add_argument("--settings", default="off,prompts,on",
+                    help="reuse settings to run: off, prompts, on")  # fmt: skip
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument("--render", type=Path, help="print the table of a run saved with --json")
     args = ap.parse_args(argv)
     if args.render:
         figures = json.loads(args.render.read_text(encoding="utf-8"))
-        names = [k.split(":")[0] for k in figures if k.endswith((":off", ":on"))]
-        modes = [k.split(":")[1] for k in figures if k.endswith((":off", ":on"))]
+        runs = [k.split(":") for k in figures if k.endswith(tuple(f":{m}" for m in MODES))]
+        names, modes = [r[0] for r in runs], [r[1] for r in runs]
         print(table(figures, list(dict.fromkeys(names)), list(dict.fromkeys(modes))))
         return 0
     args.methods = [m for m in args.methods.split(",") if m]
     args.settings = [s for s in args.settings.split(",") if s]
-    unknown = set(args.methods) - set(METHODS) | set(args.settings) - {"off", "on"}
+    unknown = set(args.methods) - set(METHODS) | set(args.settings) - set(MODES)
     if unknown:
         ap.error(f"unknown method or setting: {', '.join(sorted(unknown))}")
     figures = run(args)

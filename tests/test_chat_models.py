@@ -178,3 +178,38 @@ def test_an_endpoint_reference_model_scores_through_completions() -> None:
 
     ref = reward_llm("openai:m@http://127.0.0.1:9/v1", policy=None, role="reward_reference")  # type: ignore[arg-type]
     assert prompt_form(ref) == "completion"
+
+
+@pytest.mark.parametrize("evict", [False, True], ids=["live-cache", "after-eviction"])
+def test_a_prompt_that_restates_the_models_output_does_not_prefill_it_again(
+    evict: bool, chat_model_path: Path
+) -> None:
+    """Issue 31: a next round's prompt restates what the model wrote. With output reuse (the
+    default) those tokens come from the cells decoded while writing — in the live cache, and
+    after another call evicted it, from the dialogue snapshot taken after the output (the
+    0.5B model: Gemma's sliding window keeps snapshots to 512 tokens, see kv_states);
+    ``reuse_outputs = False`` prefills them again (every prompt on the batch grid)."""
+    from searchain import prompts
+
+    question = "Which magazine was started first, Arthur's Magazine or First for Women?"
+    first = prompts.fill("searchain/coq_multihop", question=question)
+    llm = (LocalLLM(chat_model_path, n_threads=1, n_ctx=2048, api="completions") if evict
+           else LocalLLM(n_threads=1, n_ctx=2048))  # fmt: skip
+    stats = llm.prefix_states.stats
+
+    def prefilled() -> tuple[int, int]:
+        written = llm.complete(first, max_tokens=48).text  # the output a next round restates
+        if evict:
+            llm.complete("Q: What is 2+2?\nA:", max_tokens=2)  # a reader call in between
+        d0 = stats.prefilled_tokens
+        llm.complete(first + written + "\n[Answer 1]: ", max_tokens=4)
+        return stats.prefilled_tokens - d0, len(llm.tokenize(written, bos=False))
+
+    llm.reuse_outputs = True
+    on, n_out = prefilled()
+    llm.reuse_outputs = False
+    llm.prefix_states._items.clear()  # the snapshots the first run took, outputs included
+    off, _ = prefilled()
+    assert n_out >= 40
+    # The output's tokens (less the grid's cut, < 32 positions) are not prefilled again.
+    assert off - on >= n_out - 32, (on, off, n_out)

@@ -78,6 +78,11 @@ class LocalLLM(LLM):
         # Reuse of cached prompt prefixes (live KV cache and snapshots). Outputs are the same
         # either way; bench/prefix_reuse.py turns it off to measure what it saves.
         self.prefix_reuse = True
+        # Also reuse the cells of what the model wrote, when a later prompt restates it (a
+        # next round's dialogue). Those cells were decoded one token at a time, not on the
+        # prompt grid, so a later output may differ from a cold run's in rare near-ties:
+        # on unless SEARCHAIN_REUSE_OUTPUTS=0 (bench/prefix_reuse.py measures both).
+        self.reuse_outputs = os.environ.get("SEARCHAIN_REUSE_OUTPUTS", "1") != "0"
         if api == "chat" and not self.chat_template:
             raise LLMError(f"{path.name} carries no chat template: use --api completions")
         if api == "auto":
@@ -276,6 +281,13 @@ class LocalLLM(LLM):
         stats = self.prefix_states.stats
         stats.generated_tokens += n_generated
         stats.remember(prompt_tokens + ids)  # a later prompt may restate this output
+        if self.reuse_outputs and self.prefix_reuse and n_generated:
+            # The cache now holds the prompt and the output tokens decoded after it: a later
+            # prompt that restates them starts from here (cut to the grid), also after other
+            # calls evicted it (a dialogue snapshot that includes the output).
+            ll = self._llama
+            ll._searchain_prompt_len = ll.n_tokens
+            self.prefix_states.save(ll, list(ll.input_ids[: ll.n_tokens]))
         c = Completion(text=text, finish_reason=finish)
         if p.logprobs:
             c.tokens, c.token_logprobs = tokens, logprobs
