@@ -19,7 +19,8 @@ first question pays for its static prefixes. The
 LLM call cache is off, so every call runs. Reuse must not change what the model writes:
 the bench counts the questions whose answers differ from ``off``'s (target 0; each
 difference is printed).
-``searchain-last`` is SearChain with ``question_position=last`` (the CoQ instruction and
+``searchain`` is SearChain with the paper's prompt (``question_position=instruction``),
+``searchain-last`` with the default ``question_position=last`` (the CoQ instruction and
 demos as one static prefix, the question after them).
 """
 
@@ -46,7 +47,7 @@ from searchain.retrieval import default_index  # noqa: E402
 DATA = ROOT.parent / "shared" / "data" / "hotpotqa" / "dev_subsampled.jsonl"
 METHODS = {
     "retrieve-read": ("retrieve-read", {}),
-    "searchain": ("searchain", {}),
+    "searchain": ("searchain", {"question_position": "instruction"}),  # the paper's prompt
     "searchain-last": ("searchain", {"question_position": "last"}),
 }
 

@@ -310,6 +310,8 @@ def run(args: argparse.Namespace) -> int:
                 target = out / arm if arm else out
                 if recipe.grow_from and not (target / "results.jsonl").exists():
                     cmd += ["--reuse-from", str(grown / arm if arm else grown)]
+                elif args.reuse_from and not (target / "results.jsonl").exists():
+                    cmd += ["--reuse-from", str(args.reuse_from / arm if arm else args.reuse_from)]
                 print("$", " ".join(cmd), flush=True)
                 env = {**os.environ, "SEARCHAIN_THREADS": os.environ.get("SEARCHAIN_THREADS", "1")}
                 worst = max(worst, subprocess.run(cmd, check=False, env=env).returncode)
@@ -470,6 +472,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--wiki-index", type=Path, default=None,
                    help="webq-llm-url: a BM25 index of Wikipedia for its BM25 arm")  # fmt: skip
     p.add_argument("--mirror-port", type=int, default=8765, help="llm-url: the mirror's port")
+    p.add_argument("--reuse-from", type=Path, default=None,
+                   help="run: start from this run's records of the methods whose settings "
+                   "did not change (one set; searchain eval --reuse-from)")  # fmt: skip
     p.add_argument("--write", action="store_true",
                    help="table: also write <root>/<model>/README.md")  # fmt: skip
     args = p.parse_args(argv)

@@ -26,6 +26,10 @@ from searchain.render import tree_of_reasoning
 from searchain.retrieval import BM25Index, default_index, demo_corpus_path
 from searchain.types import Citation, Trace
 
+# The recordings replayed here were made with the paper's CoQ prompt (the question in the
+# instruction), before question-last became the default (issue 31).
+PAPER = {"question_position": "instruction"}
+
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> BM25Index:
@@ -49,7 +53,9 @@ def replayed() -> CachedLLM:
 
 def searchain(index, embedder, llm=None, **cfg) -> SearChain:
     llm = llm or replayed()
-    return SearChain(llm, index, LLMReader(llm), SearChainConfig(**cfg), embedder=embedder)
+    return SearChain(
+        llm, index, LLMReader(llm), SearChainConfig(**{**PAPER, **cfg}), embedder=embedder
+    )
 
 
 def check_structure(trace: Trace, r_max: int, corpus_ids: set[str]) -> None:
@@ -86,7 +92,7 @@ def test_end_to_end_real_model_on_three_questions(index, corpus_ids, hotpot, emb
 # The recordings of these scenarios were made when the reader's g was written into the chain
 # after feedback (now ``answer_after_feedback="reader"``); the paper's default, the model
 # writing its new answer a', has its own recorded scenarios below.
-RECORDED_AS = {"answer_after_feedback": "reader"}
+RECORDED_AS = {"answer_after_feedback": "reader", **PAPER}
 
 
 def run_case(index, embedder, hotpot, i: int, **cfg) -> Trace:
