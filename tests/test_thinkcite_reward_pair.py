@@ -108,3 +108,13 @@ def test_an_api_policy_without_prompt_logprobs_gets_rg_from_the_local_pair(
     described = describe(method)
     assert described["reward_model"] == method.reward_model.model
     assert described["reward_reference"] == method.reference.model
+
+
+def test_a_reward_model_that_is_the_policys_gguf_shares_its_loaded_model() -> None:
+    """The default pair's π is the 1.5B, which is also `ask`'s policy: one model in memory,
+    whatever thread count the policy was opened with."""
+    from searchain.llm.local import LocalLLM
+
+    policy = LocalLLM(n_threads=1)
+    pi = reward_llm("gemma-3-270m", policy=policy, role="reward_model")
+    assert pi is not policy and pi._llama is policy._llama  # type: ignore[union-attr]

@@ -23,6 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from searchain.llm import LLM, make_llm
+from searchain.llm.base import unwrapped
 from searchain.llm.models import MODEL_NAMES
 
 DEFAULT_REWARD_MODEL = "qwen2.5-coder-1.5b"
@@ -43,6 +44,9 @@ def reward_llm(
         return spec
     if spec == POLICY:
         return policy
+    if n_threads is None:  # the policy's, so the same GGUF is loaded once (llama_models)
+        n_threads = next((c.n_threads for c in unwrapped(policy) if hasattr(c, "n_threads")),
+                         None)  # fmt: skip
     if spec.startswith("openai:"):
         model, _, url = spec.removeprefix("openai:").partition("@")
         if not model or not url:
