@@ -103,6 +103,20 @@ class EventStream(StreamingResponse):
     media_type = "text/event-stream"
 
 
+# One server-sent event of /v1/ask/stream, as OpenAPI 3.0/3.1 tools read a text/event-stream
+# schema (per event, as schemathesis checks it): its name and its JSON data.
+STREAM_EVENT: dict[str, Any] = {
+    "type": "object",
+    "required": ["event", "data"],
+    "properties": {
+        "event": {"type": "string", "enum": ["progress", "trace", "error"]},
+        "data": {"type": "string", "contentMediaType": "application/json"},
+        "id": {"type": "string"},
+        "retry": {"type": "integer"},
+    },
+}
+
+
 def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
     s = settings or Settings()
     if s.default_method not in engine.methods:
@@ -169,7 +183,8 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
     @app.post(
         "/v1/ask/stream",
         response_class=EventStream,
-        responses={200: {"description": "`progress` events, then one `trace` or `error`"},
+        responses={200: {"description": "`progress` events, then one `trace` or `error`",
+                         "content": {"text/event-stream": {"schema": STREAM_EVENT}}},
                    **STREAM_ERRORS},
         dependencies=auth,
     )  # fmt: skip
