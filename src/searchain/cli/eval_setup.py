@@ -62,7 +62,8 @@ def exclude_evaluated_demos(r: object, examples: list, config: dict[str, object]
     those are dropped, and the manifest says so (only then, and only for demos other than
     MuSiQue's, so earlier run directories keep their config hash)."""
     name = str(config.get("dataset", ""))
-    family = Path(name).stem if Path(name).suffix else name.split("-")[0].lower()
+    # "webq", "webq-train" or a file such as webq-test.jsonl: the data set is the first word
+    family = (Path(name).stem if Path(name).suffix else name).split("-")[0].lower()
     note = r.demos_for_dataset(family)  # type: ignore[attr-defined]
     if note:
         err.print(f"LLM-URL: {note}")

@@ -193,7 +193,9 @@ class LocalLLM(LLM):
         # Only the prompt part of the cache is on the ALIGN grid; generated tokens are not.
         # Stored on the shared model object: every LocalLLM over it sees the same cache.
         ll._searchain_prompt_len = len(tokens)
-        if rows_from is None and self.prefix_reuse:  # later prompts may extend it
+        # Later prompts may extend it. With output reuse the generation saves the longer
+        # snapshot (prompt and output) instead, which serves every prompt this one would.
+        if rows_from is None and self.prefix_reuse and not self.reuse_outputs:
             states.save(ll, tokens)
         return out
 
@@ -281,10 +283,10 @@ class LocalLLM(LLM):
         stats = self.prefix_states.stats
         stats.generated_tokens += n_generated
         stats.remember(prompt_tokens + ids)  # a later prompt may restate this output
-        if self.reuse_outputs and self.prefix_reuse and n_generated:
+        if self.reuse_outputs and self.prefix_reuse:
             # The cache now holds the prompt and the output tokens decoded after it: a later
             # prompt that restates them starts from here (cut to the grid), also after other
-            # calls evicted it (a dialogue snapshot that includes the output).
+            # calls evicted it (one dialogue snapshot per call, the output included).
             ll = self._llama
             ll._searchain_prompt_len = ll.n_tokens
             self.prefix_states.save(ll, list(ll.input_ids[: ll.n_tokens]))
