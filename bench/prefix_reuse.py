@@ -84,7 +84,7 @@ def measure(
     os.environ["SEARCHAIN_CACHE_DIR"] = tempfile.mkdtemp(prefix="searchain-bench-kv-")
     if hasattr(llm._llama, "_searchain_states"):
         del llm._llama._searchain_states
-    llm._llama._searchain_prompt_len = 0
+    llm._llama._searchain_prompt_len = llm._llama._searchain_exact_len = 0
     method_name, options = METHODS[name]
     method = build_method(method_name, llm, default_index(), **options)
     s = llm.prefix_states.stats

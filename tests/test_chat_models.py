@@ -211,5 +211,7 @@ def test_a_prompt_that_restates_the_models_output_does_not_prefill_it_again(
     llm.prefix_states._items.clear()  # the snapshots the first run took, outputs included
     off, _ = prefilled()
     assert n_out >= 40
-    # The output's tokens (less the grid's cut, < 32 positions) are not prefilled again.
-    assert off - on >= n_out - 32, (on, off, n_out)
+    # The output's tokens are not prefilled again: past the prompt's cells exactness is gone,
+    # so the match is not cut back to the batch grid (a few tokens at the output's end may
+    # tokenize differently once restated).
+    assert off - on >= n_out - 4, (on, off, n_out)

@@ -90,6 +90,9 @@ class PrefixStates:
         self.disk = disk
         self._items: OrderedDict[tuple[int, ...], bytes] = OrderedDict()
         self._static: OrderedDict[tuple[int, ...], bytes] = OrderedDict()
+        # Of a dialogue snapshot, the cells up to this position are a cold run's (after it:
+        # output cells); a static snapshot is a cold run's throughout.
+        self._exact: dict[tuple[int, ...], int] = {}
         self._heads: list[np.ndarray] = [
             np.asarray(h, dtype=np.int64) for h in (disk.heads() if disk else [])
         ]
@@ -156,7 +159,7 @@ class PrefixStates:
             self.disk.save(key, data)
 
     # -- dialogue prefixes --------------------------------------------------------------
-    def save(self, llama: Any, tokens: list[int]) -> None:
+    def save(self, llama: Any, tokens: list[int], exact: int | None = None) -> None:
         key = tuple(tokens)
         if len(key) < self.min_tokens or key in self._items or not self.fits(len(key)):
             return
@@ -164,9 +167,17 @@ class PrefixStates:
         if data is None:
             return
         self._items[key] = data
+        self._exact[key] = len(key) if exact is None else min(exact, len(key))
         self.stats.saves += 1
         while len(self._items) > self.capacity:
-            self._items.popitem(last=False)
+            old, _ = self._items.popitem(last=False)
+            self._exact.pop(old, None)
+
+    def exact_len(self, key: tuple[int, ...]) -> int:
+        """Up to which position the snapshot ``key`` holds a cold run's cells."""
+        if key in self._static or key not in self._items:
+            return len(key)
+        return self._exact.get(key, len(key))
 
     def restore(self, llama: Any, key: tuple[int, ...]) -> bool:
         """Load the snapshot ``key`` into sequence 0; False (cache cleared) if it fails."""
@@ -188,6 +199,7 @@ class PrefixStates:
             llama._ctx.kv_cache_seq_rm(-1, 0, -1)
             llama.n_tokens = 0
             self._items.pop(key, None)
+            self._exact.pop(key, None)
             self._static.pop(key, None)
             return False
         llama.input_ids[: len(key)] = key

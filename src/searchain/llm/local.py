@@ -162,15 +162,16 @@ class LocalLLM(LLM):
         states = self.prefix_states
         stats = states.stats
         stats.count_new(tokens, states.disk_keys())
-        common = self._cached_prefix(tokens, limit) if self.prefix_reuse else 0
+        common, exact = self._cached_prefix(tokens, limit) if self.prefix_reuse else (0, 0)
         key, shared = states.best(tokens) if self.prefix_reuse else (None, 0)
-        shared = min(shared, limit)
-        shared -= shared % ALIGN
+        if key is not None:
+            shared = self._reusable(shared, states.exact_len(key), limit)
         # A snapshot pays when it spares more than a batch of decoding (its copy is ~ms).
         if key is not None and shared >= common + ALIGN and states.restore(ll, key):
             ll._searchain_prompt_len = len(key)
+            ll._searchain_exact_len = states.exact_len(key)
             stats.reused_tokens += shared - common
-            common = self._cached_prefix(tokens, limit)
+            common, exact = self._cached_prefix(tokens, limit)
         if not ll._ctx.kv_cache_seq_rm(-1, common, -1):
             ll._ctx.kv_cache_seq_rm(-1, 0, -1)
             common = 0
@@ -183,6 +184,7 @@ class LocalLLM(LLM):
         if (
             static >= states.min_static
             and static >= common  # the live cache may already end there
+            and common <= exact  # no output cell in it: static snapshots are a cold run's
             and not states.has(tuple(tokens[:static]))
         ):
             if static > common:
@@ -190,17 +192,20 @@ class LocalLLM(LLM):
             states.save_static(ll, tokens[:static])
             common = static
         out = self._decode(tokens[common:], None if rows_from is None else rows_from - common)
-        # Only the prompt part of the cache is on the ALIGN grid; generated tokens are not.
         # Stored on the shared model object: every LocalLLM over it sees the same cache.
+        # The cells are a cold run's up to ``exact`` (see ``_reusable``) or, when the
+        # reused part reached no further, up to the end of this prompt.
         ll._searchain_prompt_len = len(tokens)
+        ll._searchain_exact_len = exact if common > exact else len(tokens)
         # Later prompts may extend it. With output reuse the generation saves the longer
         # snapshot (prompt and output) instead, which serves every prompt this one would.
         if rows_from is None and self.prefix_reuse and not self.reuse_outputs:
-            states.save(ll, tokens)
+            states.save(ll, tokens, exact=ll._searchain_exact_len)
         return out
 
-    def _cached_prefix(self, tokens: list[int], limit: int) -> int:
-        """Tokens of ``tokens`` the live cache holds as a prompt prefix, on the ALIGN grid."""
+    def _cached_prefix(self, tokens: list[int], limit: int) -> tuple[int, int]:
+        """Tokens of ``tokens`` the live cache holds that may be kept (``_reusable``), and
+        the position up to which the live cache's cells are a cold run's."""
         ll, common = self._llama, 0
         for a, b in zip(
             ll.input_ids[: getattr(ll, "_searchain_prompt_len", 0)], tokens, strict=False
@@ -208,8 +213,20 @@ class LocalLLM(LLM):
             if a != b:
                 break
             common += 1
-        common = min(common, limit)
-        return common - common % ALIGN
+        exact = getattr(ll, "_searchain_exact_len", 0)
+        return self._reusable(common, exact, limit), exact
+
+    def _reusable(self, shared: int, exact: int, limit: int) -> int:
+        """How many of ``shared`` cached tokens to keep. Up to ``exact`` the cells are the
+        ones a cold run of the prompt would compute, so the kept part is cut back to the
+        ALIGN grid: the rest is then decoded in a cold run's batches and the output is the
+        same. Past ``exact`` (output cells, decoded one token at a time: only with output
+        reuse) exactness is gone whatever is cut, so the whole match is kept; cutting
+        back would only decode ~ALIGN/2 tokens again."""
+        shared = min(shared, limit)
+        if self.reuse_outputs and shared > exact:
+            return shared
+        return shared - shared % ALIGN
 
     @property
     def prefix_states(self) -> PrefixStates:
@@ -289,7 +306,9 @@ class LocalLLM(LLM):
             # calls evicted it (one dialogue snapshot per call, the output included).
             ll = self._llama
             ll._searchain_prompt_len = ll.n_tokens
-            self.prefix_states.save(ll, list(ll.input_ids[: ll.n_tokens]))
+            self.prefix_states.save(
+                ll, list(ll.input_ids[: ll.n_tokens]), exact=ll._searchain_exact_len
+            )
         c = Completion(text=text, finish_reason=finish)
         if p.logprobs:
             c.tokens, c.token_logprobs = tokens, logprobs
