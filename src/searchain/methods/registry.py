@@ -162,7 +162,9 @@ def make_embedder(dedup: str) -> Any:
     try:
         from searchain.readers.similarity import Embedder
 
-        return Embedder(background=True)  # loads while the first chain is generated
+        # NumPy: a few short queries need no torch (whose import would take a core from
+        # the first LLM call); a model it cannot run loads torch while the first chain is written.
+        return Embedder(background=True, engine="numpy")
     except ImportError:
         if dedup == "embedding":
             raise

@@ -8,6 +8,7 @@ sentence-transformers directory can be given instead.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import threading
 from pathlib import Path
@@ -17,6 +18,7 @@ import numpy as np
 
 from searchain.text import normalize_answer
 
+log = logging.getLogger(__name__)
 _MODELS: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
@@ -56,10 +58,16 @@ def _load_model(path: str, device: str) -> Any:
 class Embedder:
     """Unit-length sentence embeddings from a local sentence-transformers model.
 
-    ``background=True`` loads the model in a thread (importing torch and
-    sentence-transformers takes ~7 s here), so a caller that needs it only after its first
-    LLM call — SearChain's query memory — does not wait for it at start-up; the first use
-    waits for the load, and a load that failed raises there."""
+    ``engine="numpy"`` is for callers that embed a few short texts at a time (SearChain's
+    query memory, a dense index's queries): the same embeddings from a NumPy forward pass
+    (``bert_numpy``) in milliseconds, without importing torch; a model that pass does not
+    implement falls back to sentence-transformers (logged). ``.model`` (bulk encoding)
+    is always the sentence-transformers model.
+
+    ``background=True`` loads the sentence-transformers model in a thread (importing torch
+    and sentence-transformers takes ~4.5 s here), so a caller that needs it only after its
+    first LLM call does not wait for it at start-up; the first use waits for the load, and
+    a load that failed raises there."""
 
     def __init__(
         self,
@@ -67,7 +75,10 @@ class Embedder:
         device: str = "cpu",
         *,
         background: bool = False,
+        engine: str = "torch",
     ):
+        if engine not in ("torch", "numpy"):
+            raise ValueError(f"engine must be torch or numpy, not {engine!r}")
         path = str(model_path or default_embedder_path())
         if not Path(path).is_dir():
             raise FileNotFoundError(f"embedding model directory not found: {path}")
@@ -75,6 +86,16 @@ class Embedder:
         self._model: Any = None
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
+        self._numpy: Any = None
+        self.device = device
+        if engine == "numpy" and device == "cpu":
+            from searchain.readers.bert_numpy import NumpySentenceEncoder, UnsupportedModel
+
+            try:
+                self._numpy = NumpySentenceEncoder(path)
+                return
+            except UnsupportedModel as e:
+                log.info("embedding with sentence-transformers: %s", e)
         if not background:
             self._model = _load_model(path, device)
             return
@@ -92,7 +113,13 @@ class Embedder:
             self._error = e
 
     @property
+    def engine(self) -> str:
+        return "numpy" if self._numpy is not None else "torch"
+
+    @property
     def model(self) -> Any:
+        if self._model is None and self._numpy is not None:
+            self._model = _load_model(self.path, self.device)
         if self._model is None and self._thread is not None:
             self._thread.join()
             if self._error is not None:
@@ -100,6 +127,8 @@ class Embedder:
         return self._model
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        if self._numpy is not None:
+            return self._numpy.encode(texts)  # type: ignore[no-any-return]
         model = self.model  # waits for a background load, which itself takes _LOCK
         with _LOCK:  # one encode at a time: the model is shared across threads
             vecs = model.encode(
