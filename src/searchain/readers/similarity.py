@@ -59,7 +59,7 @@ class Embedder:
     """Unit-length sentence embeddings from a local sentence-transformers model.
 
     ``engine="numpy"`` is for callers that embed a few short texts at a time (SearChain's
-    query memory, a dense index's queries): the same embeddings from a NumPy forward pass
+    query memory): the same embeddings from a NumPy forward pass
     (``bert_numpy``) in milliseconds, without importing torch; a model that pass does not
     implement falls back to sentence-transformers (logged). ``.model`` (bulk encoding)
     is always the sentence-transformers model.

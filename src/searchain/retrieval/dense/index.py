@@ -271,8 +271,7 @@ class DenseIndex:
     def encode_queries(self, queries: list[str]) -> np.ndarray:
         """Unit-length query vectors (the same model, one thread: see the module doc)."""
         if self._embedder is None:
-            # Queries are short and few: NumPy, no torch import (same vectors to ~1e-7).
-            self._embedder = Embedder(self.model_path, engine="numpy")
+            self._embedder = Embedder(self.model_path)
         return self._embedder.encode(queries)
 
     def search(self, query: str, k: int = 5) -> list[Passage]:
