@@ -2,8 +2,10 @@
 per question, for each method, the prompt tokens, the tokens really prefilled, the *new*
 tokens (those no earlier prompt, output or disk snapshot holds as a prefix: what an ideal
 cache would still prefill), the generated tokens, the *ideal* seconds (prefilled ÷ prefill
-rate + generated ÷ decode rate, both rates measured first in the same run at the thread
-count used), the wall seconds, wall ÷ ideal and seconds ÷ retrieve-read's.
+rate + generated ÷ decode rate, both rates measured in the same run at the thread count
+used, right before and right after each method and setting: the arm's rate is the mean of
+the two, in seconds per token, since this machine's speed drifts by ~20 % between minutes),
+the wall seconds, wall ÷ ideal and seconds ÷ retrieve-read's.
 
     .venv/bin/python bench/prefix_reuse.py --n 10 [--model qwen2.5-coder-1.5b] [--json]
         [--methods retrieve-read,searchain,searchain-last] [--settings off,prompts,on]
@@ -75,8 +77,13 @@ def rates(llm: LocalLLM) -> dict[str, float]:
 MODES = {"off": (False, False), "prompts": (True, False), "on": (True, True)}
 
 
+def mean_rates(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
+    """The rates of the time between two measurements: seconds per token averaged."""
+    return {k: 2 / (1 / a[k] + 1 / b[k]) for k in a}
+
+
 def measure(
-    llm: LocalLLM, name: str, questions: list[str], mode: str, speed: dict[str, float]
+    llm: LocalLLM, name: str, questions: list[str], mode: str, rates_before: dict[str, float]
 ) -> dict[str, Any]:
     llm.prefix_reuse, llm.reuse_outputs = MODES[mode]
     # Each method and setting starts cold: no snapshot in memory or on disk, nothing in the
@@ -105,8 +112,12 @@ def measure(
             strict=True,
         )
     )
+    after = rates(llm)
+    speed = mean_rates(rates_before, after)
     ideal = prefilled / speed["prefill_tokens_per_s"] + generated / speed["decode_tokens_per_s"]
     return {
+        **speed,
+        "rates_after": after,
         "prompt_tokens_per_question": prompt,
         "prefilled_tokens_per_question": prefilled,
         "new_tokens_per_question": new,
@@ -134,7 +145,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         **speed,
     }  # fmt: skip
     for name in args.methods:
-        runs = {m: measure(llm, name, questions, m, speed) for m in args.settings}
+        runs = {}
+        for m in args.settings:
+            runs[m] = measure(llm, name, questions, m, speed)
+            speed = runs[m].pop("rates_after")  # the next arm's "before"
         for mode in [m for m in runs if m != "off" and "off" in runs]:
             off, other = runs["off"]["answers"], runs[mode]["answers"]
             runs[mode]["differ"] = [
@@ -158,11 +172,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def table(figures: dict[str, Any], methods: list[str], settings: list[str]) -> str:
+    arms = [figures[f"{n}:{m}"] for n in methods for m in settings]
+    per_arm = all("prefill_tokens_per_s" in f for f in arms)  # runs before per-arm rates
+    if per_arm:
+        pre = [f["prefill_tokens_per_s"] for f in arms]
+        dec = [f["decode_tokens_per_s"] for f in arms]
+        measured = (f"prefill {min(pre):.1f}-{max(pre):.1f}, decode {min(dec):.1f}-"
+                    f"{max(dec):.1f} tokens/s (each arm's ideal from the rates measured "
+                    "right before and after it)")  # fmt: skip
+    else:
+        measured = (f"prefill {figures['prefill_tokens_per_s']:.1f} tokens/s, decode "
+                    f"{figures['decode_tokens_per_s']:.1f} tokens/s")  # fmt: skip
     out = [
         f"Speed against the limit, {figures['model']} ({figures['form']} form), "
-        f"{figures['questions']} HotpotQA questions in one process; measured prefill "
-        f"{figures['prefill_tokens_per_s']:.1f} tokens/s, decode "
-        f"{figures['decode_tokens_per_s']:.1f} tokens/s",
+        f"{figures['questions']} HotpotQA questions in one process; measured {measured}",
         "",
         "| method | reuse | prompt tok/q | prefilled tok/q | new tok/q | prefilled ÷ new | "
         "generated tok/q | ideal s/q | wall s/q | wall ÷ ideal | ÷ retrieve-read | "
