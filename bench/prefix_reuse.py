@@ -138,6 +138,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     threads = args.threads or None
     llm = LocalLLM(model_path(args.model), api="auto", n_threads=threads)
     build_method("retrieve-read", llm, default_index()).run("Who wrote Hamlet?")  # warm-up
+    rates(llm)  # thrown away: a process's first long prefill ran at 197 of ~350 tokens/s once
     speed = rates(llm)
     figures: dict[str, Any] = {
         "model": args.model, "form": llm.form, "questions": args.n,

@@ -220,3 +220,41 @@ def test_ask_thinkcite_with_options_on_the_real_model() -> None:
     assert trace["final_content"] and all(
         c["passage_id"] == refs[c["mark"] - 1] for c in trace["citations"]
     )
+
+
+def test_a_passage_two_steps_found_is_listed_once_with_both_marks(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """SearChain's mark k is step k's passage; when steps 1 and 3 found the same passage the
+    references show it once as [1][3] (cited if either mark is), not twice."""
+    from searchain.cli.ask import reference_groups, show_trace
+    from searchain.types import Citation, Passage, Trace
+
+    gap = Passage(
+        id="Big Stone Gap (film)#0", title="Big Stone Gap (film)",
+        text="Big Stone Gap is a 2014 romantic comedy film directed by Adriana Trigiani.",
+    )  # fmt: skip
+    trigiani = Passage(
+        id="Adriana Trigiani#0", title="Adriana Trigiani",
+        text="Adriana Trigiani is a best-selling author based in Greenwich Village.",
+    )  # fmt: skip
+    nothing = Passage(id="", text="")  # a step whose retrieval found nothing: never merged
+    first, second = "Adriana Trigiani directed it [3].", "She is based in Greenwich Village [2]."
+    trace = Trace(
+        question="Where is the director of Big Stone Gap based?", method="searchain",
+        answer="Greenwich Village", final_content=f"{first} {second}",
+        references=[gap, trigiani, gap, nothing, nothing],
+        citations=[Citation(mark=3, passage_id=gap.id, sentence=first),
+                   Citation(mark=2, passage_id=trigiani.id, sentence=second)],
+    )  # fmt: skip
+    assert [(marks, p.id) for marks, p in reference_groups(trace)] == [
+        ([1, 3], gap.id),
+        ([2], trigiani.id),
+        ([4], ""),
+        ([5], ""),
+    ]
+    show_trace(trace)
+    out = capsys.readouterr().out
+    assert out.count("Big Stone Gap (film)#0") == 1
+    line = next(ln for ln in out.splitlines() if "Big Stone Gap (film)#0" in ln)
+    assert "[1][3]" in line and "not cited" not in line  # cited through mark 3

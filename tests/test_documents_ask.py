@@ -157,8 +157,8 @@ def test_viewer_shows_a_cited_passage_in_its_document(doc_index: Path, tmp_path:
             page.wait_for_selector("#answer", timeout=300_000)
             named = page.locator("#refs li", has_text="manuals/guide.pdf p. 3 · Troubleshooting")
             named.first.wait_for(timeout=30_000)  # the list is drawn after the answer
-            # SearChain's reference n is node n's passage: two nodes that found the same
-            # passage list it twice, the one the answer does not cite marked "not cited".
+            # SearChain's reference n is node n's passage; a passage two nodes found is
+            # listed once (the later mark's entry says "the same passage as [n]").
             ref = named.filter(has_not=page.locator(".pid", has_text="not cited"))
             assert ref.count() == 1, page.locator("#refs").inner_html()
             ref.locator("button.in-doc").click()

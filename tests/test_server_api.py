@@ -350,3 +350,30 @@ def test_searchain_serve_command_serves_the_api_and_the_page(tmp_path: Path) -> 
     finally:
         proc.terminate()
         proc.wait(20)
+
+
+def test_a_reward_model_not_installed_is_named_to_the_client_without_server_details(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Think&Cite on a service whose reward reference is not installed (fault injection:
+    every embedded model is installed here, so opening it is made to fail the way a missing
+    package does): the client gets a 422 saying which model is missing and what the operator
+    can do — not the generic "cannot build", and not the server's paths."""
+    from searchain.llm import LLMError
+    from searchain.methods.thinkcite import reward_models
+
+    def not_installed(backend: str, **kw: Any) -> Any:
+        raise LLMError("model file not found: /srv/secret-models/qwen2.5-coder-0.5b.gguf")
+
+    monkeypatch.setattr(reward_models, "make_llm", not_installed)
+    small = "qwen2.5-coder-0.5b"
+    options = {"thinkcite": {"reward_model": small, "reward_reference": small}}
+    missing = Engine(engine.llm.inner, engine.retriever, method_options=options)
+    with serving(missing) as u:
+        r = httpx.post(f"{u}/v1/ask", json={"question": QUESTION, "method": "thinkcite"},
+                       timeout=60)  # fmt: skip
+    assert r.status_code == 422, r.text
+    detail = json.dumps(r.json())
+    assert "reward_model (qwen2.5-coder-0.5b) is not installed on this server" in detail
+    assert "--reward-reference none" in detail
+    assert "/srv/secret-models" not in detail

@@ -27,7 +27,7 @@ from searchain.cli.common import (
 )
 from searchain.cli.method_flags import flags_for, with_method_flags
 from searchain.llm.models import ANSWER_MODEL_HELP, API_HELP, MODEL_PATH_HELP, answer_model
-from searchain.types import Trace
+from searchain.types import Passage, Trace
 
 # A HotpotQA dev question (the demo corpus holds its paragraphs) that the default model
 # answers right (results/default-model: it is right on 4 of the 10 demo questions).
@@ -165,6 +165,22 @@ def ask(
             console.print(f"  [dim]{u['status']:>10}[/] {escape(u.get('url') or u['raw'])}")
 
 
+def reference_groups(trace: Trace) -> list[tuple[list[int], Passage]]:
+    """The references, each passage once with every mark that points to it: SearChain's
+    mark k is step k's passage, and two steps may have found the same one."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    out: list[tuple[list[int], Passage]] = []
+    for i, p in enumerate(trace.references, 1):
+        key = (p.id, p.text)
+        if p.id and key in groups:
+            groups[key].append(i)
+            continue
+        marks = [i]
+        groups.setdefault(key, marks)
+        out.append((marks, p))
+    return out
+
+
 def show_trace(trace: Trace) -> None:
     """The answer with its citations, then the numbered references."""
     console.print(
@@ -179,14 +195,17 @@ def show_trace(trace: Trace) -> None:
     cited = {c.mark for c in trace.citations if c.passage_id}
     post = {c.mark for c in trace.citations if c.origin == "post-hoc"}
     console.print("[bold]References[/]")
-    for i, p in enumerate(trace.references, 1):
-        tag = "" if i in cited else " [dim](not cited)[/]"
-        if i in post:
+    for marks, p in reference_groups(trace):
+        label = "".join(f"[{i}]" for i in marks)
+        tag = "" if cited & set(marks) else " [dim](not cited)[/]"
+        if post & set(marks):
             tag += " [dim](attributed post hoc)[/]"
         if p.source and p.source.get("path"):  # a user's document: file, page, heading
-            console.print(f"  [{i}] [bold]{escape(p.locator())}[/]{tag}")
+            console.print(f"  {escape(label)} [bold]{escape(p.locator())}[/]{tag}")
         else:
-            console.print(f"  [{i}] [bold]{escape(p.title)}[/] [dim]{escape(p.id)}[/]{tag}")
+            console.print(
+                f"  {escape(label)} [bold]{escape(p.title)}[/] [dim]{escape(p.id)}[/]{tag}"
+            )
         excerpt = " ".join(p.text[:200].split())  # PDF text breaks every printed line
         console.print(f"      [dim]{escape(excerpt)}{'…' if len(p.text) > 200 else ''}[/]")
     for e in trace.errors:

@@ -161,6 +161,10 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
         except ImportError as e:
             log.warning("building %s failed", name, exc_info=e)
             raise ApiError(422, f"{name} needs an optional extra not installed here") from None
+        except LLMError as e:  # a model the method needs cannot be opened here
+            log.warning("building %s failed", name, exc_info=e)
+            public = e.public or f"a model {name} needs cannot be opened on this server"
+            raise ApiError(422, f"cannot build {name}: {public}") from None
         except Exception as e:  # anything else is the server's business: logged, not echoed
             log.warning("building %s failed", name, exc_info=e)
             raise ApiError(422, f"cannot build {name} with these options") from None

@@ -61,7 +61,10 @@ def reward_llm(
         except LLMError as e:
             raise LLMError(
                 f"Think&Cite's {role} {spec!r} is not usable: {e}. Name another "
-                f"({SPEC_HELP}, or policy), or set reward_reference=none to run with R_a only"
+                f"({SPEC_HELP}, or policy), or set reward_reference=none to run with R_a only",
+                # What an HTTP client is told (the details above go to the server's log).
+                public=f"Think&Cite's {role} ({spec}) is not installed on this server; its "
+                "operator can install it or start the service with --reward-reference none",
             ) from e
     if not Path(spec).is_file():
         raise FileNotFoundError(

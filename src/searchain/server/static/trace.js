@@ -164,12 +164,30 @@ export function renderTrace(container, trace, loadContext = null) {
 
   const refs = trace.references || [];
   const cited = new Set((trace.citations || []).filter((c) => c.passage_id).map((c) => c.mark));
+  // SearChain's mark k is step k's passage; two steps may have found the same passage. It is
+  // shown once, under its first mark; a later mark's entry points back to it.
+  const firstOf = new Map();
+  const groupCited = new Set();
   refs.forEach((p, i) => {
+    const key = `${p.id}\u0000${p.text}`;
+    const first = p.id && firstOf.has(key) ? firstOf.get(key) : i + 1;
+    if (first === i + 1) firstOf.set(key, first);
+    if (cited.has(i + 1)) groupCited.add(first);
+    p._first = first;
+  });
+  refs.forEach((p, i) => {
+    const mark = i + 1;
+    if (p._first !== mark) {
+      refsList.append(h("li", { "data-ref": String(mark), tabindex: "-1", id: `ref-${mark}`, class: "same-as" },
+        h("span", { class: "pid" }, `the same passage as [${p._first}]`)));
+      return;
+    }
+    const isCited = groupCited.has(mark);
     const where = locator(p);
     const body = h("div", {}, p.text);
-    const li = h("li", { "data-ref": String(i + 1), tabindex: "-1", id: `ref-${i + 1}` },
+    const li = h("li", { "data-ref": String(mark), tabindex: "-1", id: `ref-${mark}` },
       h("strong", {}, where || p.title || "(untitled)"), " ",
-      h("span", { class: "pid" }, where ? (cited.has(i + 1) ? "" : "not cited") : `${p.id}${cited.has(i + 1) ? "" : " · not cited"}`),
+      h("span", { class: "pid" }, where ? (isCited ? "" : "not cited") : `${p.id}${isCited ? "" : " · not cited"}`),
       body, where && loadContext ? inDocument(body, p, loadContext) : null);
     refsList.append(li);
   });
