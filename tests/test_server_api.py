@@ -363,17 +363,17 @@ def test_a_reward_model_not_installed_is_named_to_the_client_without_server_deta
     from searchain.methods.thinkcite import reward_models
 
     def not_installed(backend: str, **kw: Any) -> Any:
-        raise LLMError("model file not found: /srv/secret-models/qwen2.5-coder-0.5b.gguf")
+        raise LLMError(f"model file not found: /srv/secret-models/{kw.get('model')}.gguf")
 
     monkeypatch.setattr(reward_models, "make_llm", not_installed)
-    small = "qwen2.5-coder-0.5b"
-    options = {"thinkcite": {"reward_model": small, "reward_reference": small}}
-    missing = Engine(engine.llm.inner, engine.retriever, method_options=options)
+    # The default pair, opened on the first Think&Cite request (a pair the operator names is
+    # opened when the service starts, and a missing one stops it there).
+    missing = Engine(engine.llm.inner, engine.retriever)
     with serving(missing) as u:
         r = httpx.post(f"{u}/v1/ask", json={"question": QUESTION, "method": "thinkcite"},
                        timeout=60)  # fmt: skip
     assert r.status_code == 422, r.text
     detail = json.dumps(r.json())
-    assert "reward_model (qwen2.5-coder-0.5b) is not installed on this server" in detail
+    assert "reward_model (qwen2.5-coder-1.5b) is not installed on this server" in detail
     assert "--reward-reference none" in detail
     assert "/srv/secret-models" not in detail

@@ -34,7 +34,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from searchain import redaction
 from searchain.llm import LLMError
 from searchain.server import models as m
-from searchain.server.engine import Engine, ServiceBusy
+from searchain.server.engine import Engine, ServiceBusy, why_not_built
 from searchain.server.limits import LOOPBACK_HOSTS, BodyLimit, HostAllowList, TokenAuth
 from searchain.server.runs import RunNotFound, RunStore
 
@@ -158,16 +158,9 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
             method = await asyncio.to_thread(engine.build, name, req.options.given())
         except ValueError as e:  # the method refusing an option value: our own message
             raise ApiError(422, _one_line(str(e))) from None
-        except ImportError as e:
+        except Exception as e:  # the server's business: logged, not echoed (but for a summary)
             log.warning("building %s failed", name, exc_info=e)
-            raise ApiError(422, f"{name} needs an optional extra not installed here") from None
-        except LLMError as e:  # a model the method needs cannot be opened here
-            log.warning("building %s failed", name, exc_info=e)
-            public = e.public or f"a model {name} needs cannot be opened on this server"
-            raise ApiError(422, f"cannot build {name}: {public}") from None
-        except Exception as e:  # anything else is the server's business: logged, not echoed
-            log.warning("building %s failed", name, exc_info=e)
-            raise ApiError(422, f"cannot build {name} with these options") from None
+            raise ApiError(422, why_not_built(name, e)) from None
         try:
             engine.acquire()
         except ServiceBusy as e:

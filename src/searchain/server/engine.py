@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from searchain.events import listening
-from searchain.llm import LLM
+from searchain.llm import LLM, LLMError
 from searchain.llm.base import GenerationParams, Message, find_tokenizer
 from searchain.methods import registry
 from searchain.methods.base import Method, traced
@@ -266,3 +266,13 @@ def _consume(fut: asyncio.Future[Any]) -> None:
     # Retrieve the abandoned work's exception so asyncio does not log it as never retrieved.
     if not fut.cancelled():
         fut.exception()
+
+
+def why_not_built(name: str, e: Exception) -> str:
+    """What a client is told when ``name`` cannot be built: a summary, never the server's
+    paths or an upstream body (those go to its log)."""
+    if isinstance(e, ImportError):
+        return f"{name} needs an optional extra not installed here"
+    if isinstance(e, LLMError):  # a model it needs (Think&Cite's reward pair) cannot be opened
+        return f"cannot build {name}: {e.public or 'a model it needs cannot be opened here'}"
+    return f"cannot build {name} with these options"
