@@ -168,18 +168,18 @@ export function renderTrace(container, trace, loadContext = null) {
   // shown once, under its first mark; a later mark's entry points back to it.
   const firstOf = new Map();
   const groupCited = new Set();
-  refs.forEach((p, i) => {
+  const firsts = refs.map((p, i) => {
     const key = `${p.id}\u0000${p.text}`;
     const first = p.id && firstOf.has(key) ? firstOf.get(key) : i + 1;
     if (first === i + 1) firstOf.set(key, first);
     if (cited.has(i + 1)) groupCited.add(first);
-    p._first = first;
+    return first;
   });
   refs.forEach((p, i) => {
     const mark = i + 1;
-    if (p._first !== mark) {
+    if (firsts[i] !== mark) {
       refsList.append(h("li", { "data-ref": String(mark), tabindex: "-1", id: `ref-${mark}`, class: "same-as" },
-        h("span", { class: "pid" }, `the same passage as [${p._first}]`)));
+        h("span", { class: "pid" }, `the same passage as [${firsts[i]}]`)));
       return;
     }
     const isCited = groupCited.has(mark);
