@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from searchain.cli import app
-from searchain.cli.eval_setup import default_alce_judge
 from searchain.eval.datasets import load_dataset
 from searchain.eval.runner import read_results
+from searchain.eval.setup import default_alce_judge
 
 
 def test_alce_datasets_default_to_the_llm_judge(tmp_path: Path) -> None:

@@ -239,8 +239,8 @@ def test_eval_never_shows_an_evaluated_item_as_a_demo(data_dir, monkeypatch, tmp
     evaluated items (by id or question); WebQ shows its own train split's demos, the others
     MuSiQue-train's; only MuSiQue, whose train sample the packaged demos come from, needs an
     exclusion, and the manifest config says so."""
-    from searchain.cli.eval_setup import exclude_evaluated_demos
     from searchain.eval.datasets import DATASETS, load_dataset
+    from searchain.eval.setup import exclude_evaluated_demos
     from searchain.retrieval.llm_url.generate import question_key
 
     monkeypatch.setenv("SEARCHAIN_DATA", str(data_dir))

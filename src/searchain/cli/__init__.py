@@ -21,31 +21,40 @@ from searchain.cli.ask import ask, show_trace
 from searchain.cli.common import console, err
 from searchain.cli.evaluate import eval_, report
 from searchain.cli.index import index, search
+from searchain.cli.method_flags import with_method_flags
 from searchain.cli.mirror import mirror_app
 from searchain.cli.serve import serve, serve_index
 from searchain.cli.settings import settings
 
-app = typer.Typer(
-    help=(
-        "Answer knowledge-intensive questions with an LLM working together with a search "
-        "engine, and see where every step of the answer came from.\n\n"
-        "With no options everything runs offline: an embedded model (ask and serve: "
-        "Qwen2.5-Coder-1.5B-Instruct; eval: Gemma 3 270M) and a BM25 index of the bundled "
-        "HotpotQA demo corpus (built on first use)."
-    ),
-    no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode="rich",
-)
-app.command()(index)
-app.command()(search)
-app.command()(ask)
-app.command()(settings)
-app.command("serve-index")(serve_index)
-app.command("eval")(eval_)
-app.command()(report)
-app.add_typer(mirror_app, name="mirror")
-app.command("serve")(serve)
+
+def build_app() -> typer.Typer:
+    """The command line as the method records declare it now: ``ask`` gets a named option
+    per flagged setting of every method, ``serve`` the operator's (``method_flags.py``)."""
+    app = typer.Typer(
+        help=(
+            "Answer knowledge-intensive questions with an LLM working together with a search "
+            "engine, and see where every step of the answer came from.\n\n"
+            "With no options everything runs offline: an embedded model "
+            "(Qwen2.5-Coder-1.5B-Instruct, or $SEARCHAIN_MODEL) and a BM25 index of the "
+            "bundled HotpotQA demo corpus (built on first use)."
+        ),
+        no_args_is_help=True,
+        add_completion=False,
+        rich_markup_mode="rich",
+    )
+    app.command()(index)
+    app.command()(search)
+    app.command()(with_method_flags()(ask))
+    app.command()(settings)
+    app.command("serve-index")(serve_index)
+    app.command("eval")(eval_)
+    app.command()(report)
+    app.add_typer(mirror_app, name="mirror")
+    app.command("serve")(with_method_flags(operator_only=True)(serve))
+    return app
+
+
+app = build_app()
 
 
 def main() -> None:
@@ -56,4 +65,4 @@ def main() -> None:
         sys.exit(130)
 
 
-__all__ = ["app", "console", "err", "main", "show_trace"]
+__all__ = ["app", "build_app", "console", "err", "main", "show_trace"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -21,12 +20,22 @@ from searchain.cli.common import (
     console,
     err,
     fail,
-    is_llm_url,
-    open_retriever,
-    with_reports,
+    method_help,
+    opening_status,
 )
-from searchain.cli.method_flags import flags_for, with_method_flags
-from searchain.llm.models import ANSWER_MODEL_HELP, API_HELP, MODEL_PATH_HELP, answer_model
+from searchain.cli.method_flags import flags_for
+from searchain.cli.model_options import (
+    ApiOpt,
+    BaseUrlOpt,
+    CacheOpt,
+    KOpt,
+    LlmOpt,
+    ModelOpt,
+    ModelPathOpt,
+    ThreadsOpt,
+    cli_spec,
+)
+from searchain.methods.registry import takes
 from searchain.types import Passage, Trace
 
 # A HotpotQA dev question (the demo corpus holds its paragraphs) that the default model
@@ -36,69 +45,33 @@ DEMO_QUESTION = (
 )
 
 
-@with_method_flags()
+MethodNameOpt = Annotated[str, typer.Option(help=method_help())]
+ShowTreeOpt = Annotated[
+    bool, typer.Option(help="Show the Tree-of-Reasoning (REBEL: the recursion tree).")
+]
+QuestionArg = Annotated[
+    str | None, typer.Argument(help="The question. Default: a demo HotpotQA question.")
+]
+VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Log retries.")]
+
+
 def ask(
-    question: Annotated[
-        str | None, typer.Argument(help="The question. Default: a demo HotpotQA question.")
-    ] = None,
+    question: QuestionArg = None,
     index: IndexOpt = None,
     retriever: RetrieverOpt = "bm25",
     dense_index: DenseIndexOpt = None,
-    method: Annotated[
-        str,
-        typer.Option(
-            help="[bold]searchain[/] (plan a chain of queries, "
-            "verify and complete it with IR, trace citations), "
-            "[bold]retrieve-read[/] (top-k passages, one answer) or "
-            "[bold]rebel[/] (recursive subquestions answered with tools, see --tools), "
-            "[bold]thinkcite[/] (a long-form answer, 1-3 citations per sentence, found by "
-            "tree search; see --iterations, --nli, --reward-model). "
-            "Baselines: [bold]direct-prompting[/], [bold]cot[/], [bold]self-ask[/] (follow-up "
-            "questions answered by retrieve-then-read), [bold]self-ask-no-search[/], "
-            "[bold]react[/] (Search[...]/Finish[...] loop), [bold]direct-retrieval[/] "
-            "(= retrieve-read); SearChain ablations: [bold]searchain-no-ir[/], "
-            "[bold]searchain-no-verification[/], [bold]searchain-no-completion[/]."
-        ),
-    ] = "searchain",
-    llm: Annotated[
-        str,
-        typer.Option(
-            "--llm",
-            help="[bold]local[/] (embedded GGUF model) or "
-            "[bold]openai[/] (any OpenAI-compatible endpoint).",
-        ),
-    ] = "local",
-    model: Annotated[str | None, typer.Option(help=ANSWER_MODEL_HELP)] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            help="Endpoint for --llm openai, e.g. "
-            "http://127.0.0.1:8000/v1 "
-            "(default: $OPENAI_BASE_URL)."
-        ),
-    ] = None,
-    api: Annotated[str, typer.Option(help=API_HELP)] = "auto",
-    model_path: Annotated[Path | None, typer.Option(help=MODEL_PATH_HELP)] = None,
-    k: Annotated[
-        int | None,
-        typer.Option(
-            "-k",
-            help="Passages per query (default: 1 for "
-            "SearChain, as in the paper; 5 for retrieve-read).",
-        ),
-    ] = None,
-    show_tree: Annotated[
-        bool, typer.Option(help="Show the Tree-of-Reasoning (REBEL: the recursion tree).")
-    ] = False,
-    cache: Annotated[bool, typer.Option(help="Use the on-disk LLM call cache.")] = True,
-    threads: Annotated[
-        int | None,
-        typer.Option(
-            help="CPU threads for --llm local (default: $SEARCHAIN_THREADS or all cores)."
-        ),
-    ] = None,
+    method: MethodNameOpt = "searchain",
+    llm: LlmOpt = "local",
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    api: ApiOpt = "auto",
+    model_path: ModelPathOpt = None,
+    k: KOpt = None,
+    show_tree: ShowTreeOpt = False,
+    cache: CacheOpt = True,
+    threads: ThreadsOpt = None,
     json_out: JsonOpt = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log retries.")] = False,
+    verbose: VerboseOpt = False,
     option: MethodOpt = None,
     method_flags: dict[str, Any] | None = None,
 ) -> None:
@@ -106,10 +79,9 @@ def ask(
 
     Each method's settings have their own options below (and every setting, with or without
     one, is reachable with -O NAME=VALUE); `searchain settings METHOD` lists them all."""
-    from searchain.llm import LLMError, make_llm
-    from searchain.methods.base import traced
+    from searchain.llm import LLMError
+    from searchain.methods.assembly import assemble
     from searchain.methods.options import parse_method_options
-    from searchain.methods.registry import build_method, check_options
 
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING)
     q = question or DEMO_QUESTION
@@ -118,35 +90,36 @@ def ask(
     try:
         options = flags_for(method, method_flags or {})
         options.update(parse_method_options(option, [method])[method])
-        check_options(method, {k: v for k, v in options.items() if k != "k"})
-    except ValueError as e:
-        fail(str(e))
-    needs_ir = options.get("use_ir", True) is not False or method != "searchain"
-    # LLM-URL needs the LLM, so it is opened after the client below.
-    idx = None
-    if needs_ir and not is_llm_url(retriever):
-        idx = open_retriever(retriever, index, dense_index)
-    try:
-        client = make_llm(
-            llm,
-            model=answer_model(model) if llm == "local" and model_path is None else model,
+        if k is not None and "k" not in options and takes(method, "k"):
+            options["k"] = k  # -O k=3 wins over -k 3
+        spec = cli_spec(
+            method=method,
+            llm=llm,
+            model=model,
             base_url=base_url,
             api=api,
-            model_path=str(model_path) if model_path else None,
-            n_threads=threads,
+            model_path=model_path,
+            retriever=retriever,
+            index=index,
+            dense_index=dense_index,
+            options=options,
             cache=cache,
+            threads=threads,
         )
-        if needs_ir and idx is None:
-            idx = open_retriever(retriever, index, dense_index, llm=client)
-        k = options.pop("k", k)  # -O k=3 as well as -k 3
-        runner = build_method(method, client, idx, k=k, **options)  # type: ignore[arg-type]
-    except (LLMError, ValueError, ImportError, FileNotFoundError) as e:
+        with opening_status(spec):
+            runner = assemble(spec)
+    except (LLMError, ValueError, ImportError, FileNotFoundError, RuntimeError) as e:
         fail(str(e))
     try:
         with err.status("Thinking...") if not json_out else contextlib.nullcontext():
-            trace = with_reports(traced(runner, client), retriever)(q)  # type: ignore[operator]
+            trace = runner(q)
     except (LLMError, RuntimeError) as e:  # RetrievalError from a remote index is one
         fail(str(e))
+    show_answer(trace, json_out=json_out, show_tree=show_tree)
+
+
+def show_answer(trace: Trace, *, json_out: bool, show_tree: bool) -> None:
+    """The trace as JSON, or the answer, its references and (asked for) its tree."""
     if json_out:
         print(json.dumps(trace.to_dict(), ensure_ascii=False, indent=2))
         return

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -108,17 +108,26 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
-def is_llm_url(spec: str) -> bool:
-    return spec == "llm-url" or spec.startswith("llm-url:")
+def method_help() -> str:
+    """The ``--method`` help: every method's summary, from its record."""
+    from searchain.methods.catalog import records
+
+    parts = []
+    for r in records():
+        also = [*r.aliases, *r.variants]
+        parts.append(
+            f"[bold]{r.name}[/] ({r.summary})" + (f"; also {', '.join(also)}" if also else "")
+        )
+    return "; ".join(parts) + "."
 
 
-def with_reports(run: object, spec: str) -> object:
-    """LLM-URL's reports (URLs, validity) and its URL-generation usage go into the trace."""
-    if not is_llm_url(spec):
-        return run
-    from searchain.retrieval.llm_url import with_retrieval_reports
-
-    return with_retrieval_reports(run)  # type: ignore[arg-type]
+def opening_status(spec: Any) -> Any:
+    """A spinner while a demo index is built on first use (it takes a while once)."""
+    demo = spec.retriever in ("bm25", "hybrid") and spec.index is None
+    demo = demo or (spec.retriever in ("dense", "hybrid") and spec.dense_index is None)
+    if demo and spec.needs_retriever():
+        return err.status("Opening the index (demo indexes are built on first use)...")
+    return contextlib.nullcontext()
 
 
 def open_retriever(

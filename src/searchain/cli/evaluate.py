@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from searchain.cli.common import (
     DenseIndexOpt,
@@ -22,90 +25,60 @@ from searchain.cli.common import (
     console,
     err,
     fail,
-    is_llm_url,
-    open_retriever,
-    with_reports,
 )
-from searchain.cli.eval_setup import (
-    default_alce_judge,
-    eval_judge,
-    eval_options,
-    exclude_evaluated_demos,
-    in_pools,
-    question_pools,
-    thinkcite_eval_options,
+from searchain.cli.eval_options import (
+    ConcurrencyOpt,
+    DatasetOpt,
+    ExecutorOpt,
+    LimitOpt,
+    MethodsOpt,
+    OutOpt,
+    QuestionDocsOpt,
+    RayAddressOpt,
+    RetryFailedOpt,
+    SeedOpt,
 )
-from searchain.llm.models import API_HELP, MODEL_HELP, MODEL_PATH_HELP
-from searchain.types import Trace
+from searchain.cli.model_options import (
+    ApiOpt,
+    BaseUrlOpt,
+    CacheOpt,
+    KOpt,
+    LlmOpt,
+    ModelOpt,
+    ModelPathOpt,
+    ThreadsOpt,
+    cli_spec,
+)
 
 
 def eval_(
-    dataset: Annotated[
-        str,
-        typer.Option(
-            help="A dataset name (hotpotqa, musique, strategyqa, fever = SUPPORTS/REFUTES "
-            "claims as in the paper, fever-nei, nq, webq, ...) or a file path."
-        ),
-    ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Run directory (re-run to resume).")],
-    methods: Annotated[str, typer.Option(help="Comma-separated methods.")] = "searchain",
-    limit: Annotated[int | None, typer.Option(help="Evaluate this many items.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the --limit subsample.")] = 0,
-    concurrency: Annotated[int, typer.Option(help="Items answered at once.")] = 4,
+    dataset: DatasetOpt,
+    out: OutOpt,
+    methods: MethodsOpt = "searchain",
+    limit: LimitOpt = None,
+    seed: SeedOpt = 0,
+    concurrency: ConcurrencyOpt = 4,
     index: IndexOpt = None,
     retriever: RetrieverOpt = "bm25",
     dense_index: DenseIndexOpt = None,
-    llm: Annotated[str, typer.Option("--llm", help="local or openai.")] = "local",
-    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
-    base_url: Annotated[str | None, typer.Option(help="Endpoint for --llm openai.")] = None,
-    api: Annotated[str, typer.Option(help=API_HELP)] = "auto",
-    model_path: Annotated[Path | None, typer.Option(help=MODEL_PATH_HELP)] = None,
-    cache: Annotated[bool, typer.Option(help="Use the on-disk LLM call cache.")] = True,
-    k: Annotated[
-        int | None,
-        typer.Option(
-            "-k",
-            help="Passages per query (default: each method's own). Retrieval Recall@10 of "
-            "direct-retrieval needs -k 10.",
-        ),
-    ] = None,
+    llm: LlmOpt = "local",
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    api: ApiOpt = "auto",
+    model_path: ModelPathOpt = None,
+    cache: CacheOpt = True,
+    threads: ThreadsOpt = None,
+    k: KOpt = None,
     tools: ToolsOpt = None,
-    executor: Annotated[
-        str,
-        typer.Option(
-            help="[bold]local[/] (threads in this process) or [bold]ray[/] (each item a Ray "
-            "task; needs the ray extra). Results and resume are the same either way."
-        ),
-    ] = "local",
-    ray_address: Annotated[
-        str | None,
-        typer.Option(
-            help="Ray cluster to join for --executor ray (e.g. auto, ray://HOST:10001; "
-            "default: start a local one). Workers need searchain installed."
-        ),
-    ] = None,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
     nli: NliOpt = None,
     reward_model: RewardModelOpt = None,
     reward_reference: RewardReferenceOpt = None,
     option: MethodOpt = None,
     reuse_from: ReuseOpt = None,
-    question_docs: Annotated[
-        bool | None,
-        typer.Option(
-            "--question-docs/--no-question-docs",
-            help="Search each item's own retrieved passages (ALCE's docs), as ALCE and "
-            "Think&Cite do; default: when every item ships them.",
-            show_default=False,
-        ),
-    ] = None,
-    retry_failed: Annotated[
-        bool,
-        typer.Option(
-            "--retry-failed",
-            help="Also answer again the items whose last attempt failed (after a server "
-            "outage, say). Every attempt stays in results.jsonl; reports use the last.",
-        ),
-    ] = False,
+    question_docs: QuestionDocsOpt = None,
+    retry_failed: RetryFailedOpt = False,
 ) -> None:
     """Run methods over a dataset into a run directory: every finished item is appended to
     results.jsonl (fsynced), failures are recorded and counted, and re-running the same
@@ -114,6 +87,62 @@ def eval_(
     Methods: searchain, searchain-no-ir, searchain-no-verification, searchain-no-completion,
     retrieve-read (alias direct-retrieval), direct-prompting, cot, self-ask,
     self-ask-no-search, react, and the other methods of [bold]searchain ask --method[/]."""
+    from searchain.eval.evaluate import EvalError, Evaluation, evaluate
+    from searchain.methods.options import parse_method_options
+
+    names = tuple(m.strip() for m in methods.split(",") if m.strip())
+    try:
+        spec = cli_spec(
+            llm=llm,
+            model=model,
+            base_url=base_url,
+            api=api,
+            model_path=model_path,
+            retriever=retriever,
+            index=index,
+            dense_index=dense_index,
+            cache=cache,
+            threads=threads,
+        )
+        options = parse_method_options(option, list(names)) if option else None
+        ev = Evaluation(
+            dataset,
+            out,
+            names,
+            spec,
+            limit,
+            seed,
+            concurrency,
+            k,
+            options,
+            tools,
+            nli,
+            reward_model,
+            reward_reference,
+            question_docs,
+            executor,
+            ray_address,
+            retry_failed,
+            reuse_from,
+        )
+        with evaluation_progress(len(names)) as progress:
+            result = evaluate(ev, progress=progress, say=say)
+    except (EvalError, ValueError) as e:
+        fail(str(e))
+    console.print_json(json.dumps(result))
+
+
+def say(message: str) -> None:
+    """An evaluation's notes on stderr (a resumed run's warnings in yellow)."""
+    if message.startswith("warning:"):
+        err.print(f"[yellow]{escape(message)}[/yellow]")
+    else:
+        err.print(escape(message))
+
+
+@contextlib.contextmanager
+def evaluation_progress(n_methods: int) -> Iterator[Callable[[Any, int], None]]:
+    """A progress bar on stderr, fed by the runner's summaries."""
     from rich.progress import (
         BarColumn,
         Progress,
@@ -122,186 +151,23 @@ def eval_(
         TimeRemainingColumn,
     )
 
-    from searchain.eval.datasets import dataset_fingerprint, load_dataset
-    from searchain.eval.runner import (
-        Item,
-        RunConfigMismatch,
-        RunLocked,
-        environment_changes,
-        prepare_run_dir,
-        run,
-        runtime_environment,
+    done = "{task.completed}/{task.total} done, {task.fields[failed]} failed"
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn(done),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
     )
-    from searchain.llm import LLMError, make_llm
-    from searchain.methods.base import traced
-    from searchain.methods.registry import build_method
-    from searchain.scoring import score_trace
-
-    try:
-        examples = load_dataset(dataset, limit=limit, seed=seed)
-    except (FileNotFoundError, ValueError) as e:
-        fail(str(e))
-    names = [m.strip() for m in methods.split(",") if m.strip()]
-    nli = default_alce_judge(examples, nli, out)
-    from searchain.methods.options import parse_method_options
-
-    try:
-        method_options = parse_method_options(option, names)
-    except ValueError as e:
-        fail(str(e))
-    fingerprint = dataset_fingerprint(dataset)
-    config = {
-        "dataset": dataset,
-        "dataset_sha256": fingerprint["sha256"],
-        "limit": limit,
-        "seed": seed,
-        "methods": names,
-        "llm": llm,
-        "model": model,
-        "base_url": base_url,
-        "api": api,  # replaced by the form it resolved to, below
-        "retriever": retriever,
-        "index": str(index) if index else None,
-        "dense_index": str(dense_index) if dense_index else None,
-    }
-    if "labels" in fingerprint:  # a label filter (fever: no NOT ENOUGH INFO), said plainly
-        config["dataset_labels"] = fingerprint["labels"]
-    if k is not None:  # only when set, so earlier run directories keep their config hash
-        config["k"] = k
-    if model_path is not None:
-        config["model_path"] = str(model_path)
-    pair = (("reward_model", reward_model), ("reward_reference", reward_reference))
-    for key, value in (("nli", nli), *pair):
-        if value is not None:
-            config[key] = value
-    if option:  # only when given, so earlier run directories keep their config hash
-        config["options"] = method_options
-    if tools is not None:  # REBEL's tools file, by content
-        import hashlib
-
-        if not tools.is_file():
-            fail(f"tools file not found: {tools}")
-        config["tools"] = {
-            "path": str(tools),
-            "sha256": hashlib.sha256(tools.read_bytes()).hexdigest(),
-        }
-    if executor not in ("local", "ray"):
-        fail(f"unknown executor {executor!r}; local or ray")
-    if executor == "ray" and is_llm_url(retriever):
-        fail("--executor ray does not support --retriever llm-url yet; use --executor local")
-    try:
-        pools = question_pools(examples, question_docs)
-    except ValueError as e:
-        fail(str(e))
-    if pools is not None:  # only then, so earlier run directories keep their config hash
-        config["question_docs"] = True
-        if executor == "ray":
-            fail("--executor ray does not search per-question docs yet; use --executor local")
-        err.print(f"searching each item's own passages ({len(pools)} pools; --no-question-docs "
-                  "searches --index instead)")  # fmt: skip
-    if pools is not None:
-        r = pools
-    else:
-        r = None if is_llm_url(retriever) else open_retriever(retriever, index, dense_index)
-    try:
-        client = make_llm(llm, model=model, base_url=base_url, api=api, cache=cache,
-                          model_path=str(model_path) if model_path else None)  # fmt: skip
-        # The form the prompts took, not the flag: `auto` on a base model ran completions,
-        # like the runs made before `auto` existed (their config hash stays valid).
-        config["api"] = "chat" if client.form == "chat" else "completions"
-        if r is None:  # LLM-URL asks the same LLM for URLs; keep page texts for doc recall
-            import dataclasses
-
-            r = open_retriever(retriever, index, dense_index, llm=client)
-            r.config = dataclasses.replace(r.config, keep_documents=True)  # type: ignore[attr-defined]
-            exclude_evaluated_demos(r, examples, config)
-        # The dataset's task reaches every task-aware method: SearChain picks its prompt
-        # family, the baselines add its label instruction (StrategyQA Yes/No, FEVER labels).
-        family = examples[0].task if examples else "multihop"
-        tc = thinkcite_eval_options(examples, nli, dict(pair))
-        opts = {n: {**eval_options(n, family, tools), **(tc if n == "thinkcite" else {}),
-                    **method_options[n]} for n in names}  # fmt: skip
-        built = {n: build_method(n, client, r, k=k, **opts[n]) for n in names}  # type: ignore[arg-type]
-        judge = eval_judge(nli, client)
-        runners = {n: with_reports(traced(m, client), retriever) for n, m in built.items()}
-        if pools is not None:
-            runners = {n: in_pools(pools, f) for n, f in runners.items()}
-    except (LLMError, ValueError, ImportError) as e:
-        fail(str(e))
-    from searchain.eval.methods import describe
-
-    # What each name resolved to (ablation flags, k, templates...), so the manifest says it.
-    config["method_config"] = {n: describe(m) for n, m in built.items()}
-    environment = runtime_environment(client, r)
-    try:
-        changes = environment_changes(out, environment)
-        prepare_run_dir(out, config, environment)
-    except (RunConfigMismatch, RunLocked) as e:
-        fail(str(e))
-    for change in changes:  # resumed, but its finished items may not compare with new ones
-        err.print(f"[yellow]warning: resuming {out}: {change}[/yellow]")
-    if reuse_from is not None:
-        from searchain.eval.reuse import ReuseRefused, reuse_records
-
-        try:
-            reused = reuse_records(reuse_from, out, config, environment)
-        except ReuseRefused as e:
-            fail(str(e))
-        err.print(f"reused from {reuse_from}: {reused or 'nothing'}")
-    from searchain.scoring.alce import alce_gold, alce_scores
-
-    items = [Item(e.id, e.question, {"answers": e.answers, "label": e.label, "task": e.task,
-                                     **alce_gold(e)}) for e in examples]  # fmt: skip
-
-    def score(item: Item, trace: Trace) -> dict[str, float]:
-        # Every method on its final answer; the final content's scores as *_content beside.
-        scores = score_trace(trace, item.gold)
-        # Retrieval Recall@1/@10 (DPR has_answer) of direct-retrieval, LLM-URL's valid-URL share.
-        from searchain.retrieval.llm_url.evaluation import retrieval_metrics
-
-        scores.update(retrieval_metrics(trace, item.gold.get("answers") or []))
-        scores.update(alce_scores(trace, item.gold, judge))  # ALCE datasets only
-        return scores
-
-    columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/"
-               "{task.total} done, {task.fields[failed]} failed"), TimeElapsedColumn(),
-               TimeRemainingColumn())  # fmt: skip
     with Progress(*columns, console=err) as bar:
-        # The total is known before the first item: "0/None done" told a person nothing.
-        task = bar.add_task("evaluating", total=len(items) * len(names), failed=0)
+        task = bar.add_task("evaluating", total=None, failed=0)
 
-        def progress(summary: object, total: int) -> None:
-            bar.update(task, total=total, completed=summary.done + summary.failed,  # type: ignore[attr-defined]
-                       failed=summary.failed)  # type: ignore[attr-defined]  # fmt: skip
+        def progress(summary: Any, total: int) -> None:
+            bar.update(
+                task, total=total, completed=summary.done + summary.failed, failed=summary.failed
+            )
 
-        if executor == "ray":
-            from searchain.eval.methods import MethodsSpec
-            from searchain.eval.ray_executor import run_ray
-
-            spec = MethodsSpec(
-                tuple(names), llm=llm, model=model, base_url=base_url, api=config["api"],
-                cache=cache, model_path=str(model_path) if model_path else None,
-                retriever=retriever, index=str(index) if index else None,
-                dense_index=str(dense_index) if dense_index else None, k=k,
-                options=opts,
-            )  # fmt: skip
-            try:
-                summary = run_ray(items, spec, out, address=ray_address, concurrency=concurrency,
-                                  score=score, progress=progress,
-                                  retry_failed=retry_failed)  # fmt: skip
-            except ImportError as e:
-                fail(str(e))
-        else:
-            try:
-                summary = run(items, runners, out, concurrency=concurrency, score=score,
-                              progress=progress, retry_failed=retry_failed)  # fmt: skip
-            except RunLocked as e:
-                fail(str(e))
-    result = {"run": str(out), "done": summary.done, "failed": summary.failed,
-              "skipped": summary.skipped, "seconds": round(summary.seconds, 2)}  # fmt: skip
-    if getattr(summary, "quarantined", 0):  # corrupt lines set aside, their items redone
-        result["quarantined"] = summary.quarantined
-    console.print_json(json.dumps(result))
+        yield progress
 
 
 def report(

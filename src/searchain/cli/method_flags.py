@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from searchain.methods.registry import CANONICAL_METHODS, GROUPS, canonical, method_settings
+from searchain.methods.registry import canonical, canonical_methods, group_of, method_settings
 from searchain.methods.settings import Setting, merged
 
 PARAM = "setting__"  # the prefix of derived parameters (no clash with a command's own)
@@ -25,7 +25,7 @@ PARAM = "setting__"  # the prefix of derived parameters (no clash with a command
 
 def flagged(operator_only: bool = False) -> dict[str, list[tuple[str, Setting]]]:
     """Flagged settings by setting name, with the methods that declare them."""
-    by_name = merged({m: method_settings(m) for m in CANONICAL_METHODS})
+    by_name = merged({m: method_settings(m) for m in canonical_methods()})
     out = {}
     for name, pairs in by_name.items():
         pairs = [(m, s) for m, s in pairs if s.flag]
@@ -35,7 +35,7 @@ def flagged(operator_only: bool = False) -> dict[str, list[tuple[str, Setting]]]
 
 
 def _label(method: str) -> str:
-    return GROUPS.get(method, "baselines")
+    return group_of(method)
 
 
 def _help(pairs: list[tuple[str, Setting]]) -> str:
@@ -45,11 +45,11 @@ def _help(pairs: list[tuple[str, Setting]]) -> str:
     if len({s.help for _, s in pairs}) == 1:
         defaults = ", ".join(f"{_label(m)} {s.default}" for m, s in pairs)
         return f"{pairs[0][1].help} [dim](default: {defaults})[/]"
-    return " ".join(
-        f"[bold]{_label(m)}[/]: {s.help}" + (f" [dim](default {s.default})[/]"
-                                                if s.default is not None else "")
-        for m, s in pairs
-    )  # fmt: skip
+    parts = []
+    for m, s in pairs:
+        default = f" [dim](default {s.default})[/]" if s.default is not None else ""
+        parts.append(f"[bold]{_label(m)}[/]: {s.help}{default}")
+    return " ".join(parts)
 
 
 def _parameter(name: str, pairs: list[tuple[str, Setting]]) -> inspect.Parameter:
@@ -84,8 +84,9 @@ def with_method_flags(*, operator_only: bool = False) -> Callable[[Callable[...,
 
         @functools.wraps(command)
         def run(**kwargs: Any) -> Any:
-            derived = {k.removeprefix(PARAM): kwargs.pop(k) for k in list(kwargs)
-                       if k.startswith(PARAM)}  # fmt: skip
+            derived = {
+                k.removeprefix(PARAM): kwargs.pop(k) for k in list(kwargs) if k.startswith(PARAM)
+            }
             given = {k: v for k, v in derived.items() if v is not None}  # None: not given
             return command(**kwargs, method_flags=given)
 

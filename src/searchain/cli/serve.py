@@ -19,62 +19,57 @@ from searchain.cli.common import (
     err,
     fail,
     open_retriever,
+    opening_status,
 )
-from searchain.cli.method_flags import operator_flags, with_method_flags
-from searchain.llm.models import ANSWER_MODEL_HELP, API_HELP, MODEL_PATH_HELP, answer_model
+from searchain.cli.method_flags import operator_flags
+from searchain.cli.model_options import (
+    ApiOpt,
+    BaseUrlOpt,
+    CacheOpt,
+    ModelOpt,
+    ModelPathOpt,
+    ThreadsOpt,
+    cli_spec,
+)
+from searchain.cli.serve_options import (
+    AllowedHostOpt,
+    BackendOpt,
+    DefaultMethodOpt,
+    HostOpt,
+    MaxBodyBytesOpt,
+    MaxConcurrentOpt,
+    MaxQuestionCharsOpt,
+    PortOpt,
+    RunsDirOpt,
+    ServeDenseIndexOpt,
+    ServeIndexOpt,
+    ServeRetrieverOpt,
+    TimeoutOpt,
+)
+from searchain.methods.assembly import Spec
 
 
-@with_method_flags(operator_only=True)
 def serve(
-    host: Annotated[
-        str, typer.Option(help="Address to bind. Non-loopback needs $SEARCHAIN_API_TOKEN.")
-    ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port.")] = 8000,
-    runs_dir: Annotated[
-        Path, typer.Option(help="Directory of `searchain eval` runs to browse.")
-    ] = Path("runs"),
-    index: Annotated[
-        Path | None, typer.Option("--index", "-i", help="BM25 index (default: the demo corpus).")
-    ] = None,
-    retriever: Annotated[
-        str,
-        typer.Option(
-            "--retriever",
-            "-r",
-            help="bm25, dense, hybrid, remote:URL or llm-url[:OPTS] (the LLM names Wikipedia "
-            "URLs; e.g. llm-url:http://127.0.0.1:8765 for `searchain mirror serve`; OPTS as "
-            "in `searchain ask --help`).",
-        ),
-    ] = "bm25",
-    dense_index: Annotated[Path | None, typer.Option(help="A dense index directory.")] = None,
-    llm: Annotated[
-        str, typer.Option("--llm", "--backend", help="local (embedded GGUF model) or openai.")
-    ] = "local",
-    model: Annotated[str | None, typer.Option(help=ANSWER_MODEL_HELP)] = None,
-    base_url: Annotated[
-        str | None, typer.Option(help="Endpoint for --llm openai (default: $OPENAI_BASE_URL).")
-    ] = None,
-    api: Annotated[str, typer.Option(help=API_HELP)] = "auto",
-    model_path: Annotated[Path | None, typer.Option(help=MODEL_PATH_HELP)] = None,
-    method: Annotated[str, typer.Option(help="The viewer's default method.")] = "searchain",
-    max_concurrent: Annotated[
-        int, typer.Option(help="Answers computed at once; more get HTTP 429.")
-    ] = 2,
-    timeout: Annotated[float, typer.Option(help="Seconds per answer before HTTP 504.")] = 300.0,
-    max_question_chars: Annotated[int, typer.Option(help="Longest question accepted.")] = 2000,
-    max_body_bytes: Annotated[int, typer.Option(help="Largest request body accepted.")] = 65536,
-    cache: Annotated[bool, typer.Option(help="Use the on-disk LLM call cache.")] = True,
-    threads: Annotated[int | None, typer.Option(help="CPU threads for --llm local.")] = None,
+    host: HostOpt = "127.0.0.1",
+    port: PortOpt = 8000,
+    runs_dir: RunsDirOpt = Path("runs"),
+    index: ServeIndexOpt = None,
+    retriever: ServeRetrieverOpt = "bm25",
+    dense_index: ServeDenseIndexOpt = None,
+    llm: BackendOpt = "local",
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    api: ApiOpt = "auto",
+    model_path: ModelPathOpt = None,
+    method: DefaultMethodOpt = "searchain",
+    max_concurrent: MaxConcurrentOpt = 2,
+    timeout: TimeoutOpt = 300.0,
+    max_question_chars: MaxQuestionCharsOpt = 2000,
+    max_body_bytes: MaxBodyBytesOpt = 65536,
+    cache: CacheOpt = True,
+    threads: ThreadsOpt = None,
     option: MethodOpt = None,
-    allowed_host: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="A Host header name the service answers besides the loopback names "
-            "(repeatable; '*' for any, e.g. behind a proxy that checks it). A specific "
-            "--host is added by itself.",
-            show_default=False,
-        ),
-    ] = None,
+    allowed_host: AllowedHostOpt = None,
     method_flags: dict[str, Any] | None = None,
 ) -> None:
     """Serve the HTTP API and the web viewer: POST /v1/ask (and /v1/ask/stream, server-sent
@@ -88,8 +83,7 @@ def serve(
     once, for every request."""
     token = os.environ.get("SEARCHAIN_API_TOKEN") or None
     try:
-        from searchain.llm import LLMError, make_llm
-        from searchain.server import Engine, Settings, check_bind, create_app
+        from searchain.server import Settings, check_bind, create_app
         from searchain.server import serve as run_server
 
         check_bind(host, token)
@@ -98,31 +92,19 @@ def serve(
     except ValueError as e:
         fail(str(e))
     logging.basicConfig(level=logging.WARNING)
-    try:
-        client = make_llm(
-            llm,
-            model=answer_model(model) if llm == "local" and model_path is None else model,
-            base_url=base_url,
-            api=api,
-            model_path=str(model_path) if model_path else None,
-            n_threads=threads,
-            cache=cache,
-        )
-    except (LLMError, ValueError, ImportError) as e:
-        fail(str(e))
-    if retriever.startswith("llm-url"):
-        r = open_retriever(retriever, index, dense_index, llm=client)  # type: ignore[call-arg]
-    else:
-        r = open_retriever(retriever, index, dense_index)
-    try:
-        engine = Engine(
-            client,
-            r,  # type: ignore[arg-type]
-            max_concurrent=max_concurrent,
-            method_options=operator_options(method_flags or {}, option),
-        )
-    except (LLMError, ValueError, FileNotFoundError, ImportError) as e:
-        fail(str(e))
+    spec = cli_spec(
+        llm=llm,
+        model=model,
+        base_url=base_url,
+        api=api,
+        model_path=model_path,
+        retriever=retriever,
+        index=index,
+        dense_index=dense_index,
+        cache=cache,
+        threads=threads,
+    )
+    engine = open_engine(spec, max_concurrent, operator_options(method_flags or {}, option))
     settings = Settings(
         token=token,
         runs_dir=runs_dir,
@@ -141,6 +123,30 @@ def serve(
     run_server(app, host=host, port=port, log_level="warning")
 
 
+def open_engine(
+    spec: Spec, max_concurrent: int, method_options: dict[str, dict[str, object]]
+) -> Any:
+    """The service's engine: the spec's one LLM and one retriever, shared by every request,
+    and the operator's method options, loaded once."""
+    from searchain.llm import LLMError
+    from searchain.methods.assembly import open_llm, open_retriever
+    from searchain.server import Engine
+
+    try:
+        client = open_llm(spec)
+    except (LLMError, ValueError, ImportError) as e:
+        fail(str(e))
+    try:
+        with opening_status(spec):
+            r = open_retriever(spec, client)
+    except (FileNotFoundError, ValueError, RuntimeError, ImportError) as e:
+        fail(str(e))
+    try:
+        return Engine(client, r, max_concurrent=max_concurrent, method_options=method_options)
+    except (LLMError, ValueError, FileNotFoundError, ImportError) as e:
+        fail(str(e))
+
+
 def operator_options(
     flags: dict[str, object], option: list[str] | None
 ) -> dict[str, dict[str, object]]:
@@ -154,7 +160,7 @@ def operator_options(
     if plain:
         raise typer.BadParameter(f"write METHOD.KEY=VALUE in serve: {', '.join(plain)}")
     opts = operator_flags(flags)
-    for m, o in parse_method_options(option, list(registry.METHODS)).items():
+    for m, o in parse_method_options(option, list(registry.method_names())).items():
         if o:
             opts[m] = {**opts.get(m, {}), **o}
     return opts

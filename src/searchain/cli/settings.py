@@ -23,9 +23,9 @@ def settings(
     and what it does. Set one with its option (ask --r-max 3), -O NAME=VALUE, a keyword of
     the Python API (ask(..., r_max=3)) or, where "remote" says so, an HTTP request's
     "options"."""
-    from searchain.methods.registry import CANONICAL_METHODS, method_settings
+    from searchain.methods.registry import canonical_methods, method_settings
 
-    names = [method] if method else list(CANONICAL_METHODS)
+    names = [method] if method else list(canonical_methods())
     try:
         found = {m: method_settings(m) for m in names}
     except ValueError as e:

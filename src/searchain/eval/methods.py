@@ -1,65 +1,50 @@
 """What an evaluation runs, as a small picklable value: which methods, on which LLM and
-retriever. ``build()`` turns it into the callables the runner calls; a Ray worker receives
-the spec (not a loaded model) and builds its own copy once."""
+retriever (one :class:`~searchain.methods.assembly.Spec`). ``build()`` turns it into the
+callables the runner calls, with the one assembler; a Ray worker receives the value (not a
+loaded model) and builds its own copy once. :func:`describe` is what a run's manifest records
+of each built method."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from searchain.methods.assembly import Spec
 from searchain.types import Trace
 
 Runner = Callable[[str], Trace]
 
 
-@dataclass
+@dataclass(frozen=True)
 class MethodsSpec:
+    """The methods of one evaluation: their names, the spec that names the model and the
+    retriever they share (its ``method`` unused), and each one's settings by name."""
+
     names: tuple[str, ...]
-    llm: str = "local"
-    model: str | None = None
-    base_url: str | None = None
-    api: str = "completions"
-    cache: bool = True
-    model_path: str | None = None
-    retriever: str = "bm25"
-    index: str | None = None
-    dense_index: str | None = None
-    k: int | None = None  # passages per query (None: each method's own default)
-    options: dict[str, dict[str, Any]] = field(default_factory=dict)  # per method, by name
-    threads: int | None = None
+    spec: Spec = field(default_factory=Spec)
+    options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def key(self) -> str:
         """A stable identity (workers cache what they built under it)."""
-        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+        options = {n: dict(self.options.get(n, {})) for n in self.names}
+        return json.dumps([list(self.names), self.spec.to_dict(), options], sort_keys=True)
+
+    def for_method(self, name: str) -> Spec:
+        return dataclasses.replace(self.spec, method=name, options=self.options.get(name, {}))
 
     def build(self) -> dict[str, Runner]:
-        from searchain.methods.base import traced
+        """Each method's runner, built by the one assembler over one LLM and one retriever."""
+        from searchain.methods.assembly import assemble, open_llm, open_retriever
 
-        return {name: traced(m) for name, m in self.build_methods().items()}
+        llm = open_llm(self.spec)
+        retriever = open_retriever(self.spec, llm)
+        return {n: assemble(self.for_method(n), llm=llm, retriever=retriever) for n in self.names}
 
     def build_methods(self) -> dict[str, Any]:
-        from searchain.llm import make_llm
-        from searchain.methods.registry import build_method
-        from searchain.retrieval.factory import open_retriever
-
-        client = make_llm(
-            self.llm,
-            model=self.model,
-            base_url=self.base_url,
-            api=self.api,
-            cache=self.cache,
-            model_path=self.model_path,
-            n_threads=self.threads,
-        )
-        retriever = open_retriever(self.retriever, index=self.index, dense_index=self.dense_index)
-        out = {}
-        for name in self.names:
-            options = self.options.get(name, {})
-            out[name] = build_method(name, client, retriever, k=self.k, **options)  # type: ignore[arg-type]
-        return out
+        return {name: runner.method for name, runner in self.build().items()}  # type: ignore[attr-defined]
 
 
 def describe(method: Any) -> dict[str, Any]:

@@ -34,6 +34,11 @@ def default_dense_index(cache_dir: str | Path | None = None, show_progress: bool
     )
 
 
+def is_llm_url(spec: str) -> bool:
+    """Whether ``spec`` names LLM-URL (which asks an LLM for the URLs it fetches)."""
+    return spec == "llm-url" or spec.startswith("llm-url:")
+
+
 def open_retriever(
     spec: str = "bm25",
     *,
@@ -43,7 +48,7 @@ def open_retriever(
     llm: object | None = None,
 ) -> Retriever:
     """``llm`` is the model LLM-URL asks for URLs (default: the embedded local model)."""
-    if spec == "llm-url" or spec.startswith("llm-url:"):
+    if is_llm_url(spec):
         from searchain.retrieval.llm_url.spec import open_llm_url
 
         return open_llm_url(spec, llm=llm)

@@ -29,6 +29,7 @@ from searchain.events import listening
 from searchain.llm import LLM, LLMError
 from searchain.llm.base import GenerationParams, Message, find_tokenizer
 from searchain.methods import registry
+from searchain.methods.assembly import Spec, assemble
 from searchain.methods.base import Method, traced
 from searchain.net.deadline import _CANCEL, Cancelled, cancel_scope  # noqa: F401 - _CANCEL: tests
 from searchain.net.deadline import check_cancelled as _check_cancelled
@@ -37,6 +38,8 @@ from searchain.retrieval.llm_url.retriever import with_retrieval_reports
 from searchain.types import CompletionResult, Trace
 
 __all__ = ["CancellableLLM", "Cancelled", "Engine", "ServiceBusy"]
+
+_PLAIN = (bool, int, float, str)
 
 
 class ServiceBusy(Exception):
@@ -119,7 +122,7 @@ class Engine:
 
     @property
     def methods(self) -> tuple[str, ...]:
-        return tuple(registry.METHODS)
+        return registry.method_names()
 
     @property
     def busy(self) -> int:
@@ -146,7 +149,7 @@ class Engine:
     def _load(self, name: str, options: dict[str, Any]) -> dict[str, Any]:
         """The operator's options for ``name``, with what they name loaded once, now (a
         reward model pair, an NLI checkpoint, a tools file), not per request."""
-        if name not in registry.METHODS:
+        if name not in registry.method_names():
             raise ValueError(f"options for unknown method {name!r}")
         if registry.canonical(name) == "thinkcite":
             options.update(self._reward_pair(options))
@@ -187,26 +190,25 @@ class Engine:
     def options_for(self, name: str) -> dict[str, Any]:
         """The operator's options for a method (by its own name, else the one it stands
         for: an alias or an ablation of SearChain)."""
-        canonical = registry.ALIASES.get(name, name)
-        if canonical in registry.SEARCHAIN_ABLATIONS:
-            canonical = "searchain"
+        canonical = registry.canonical(name)
         found = dict(self.method_options.get(name, self.method_options.get(canonical, {})))
         if isinstance(found.get("tools"), list | tuple):  # per request: `k` is set on them
             found["tools"] = [copy.copy(t) for t in found["tools"]]
         return found
 
     def build(self, name: str, options: dict[str, Any]) -> Method:
-        """``name`` with the operator's options, overridden by the client's plain values."""
+        """``name`` with the operator's options, overridden by the client's plain values,
+        assembled over the service's one LLM and retriever."""
         options = {**self.options_for(name), **options}
         if registry.canonical(name) == "thinkcite":
             options.update(self._reward_pair(options))
-        k = options.pop("k", None)
-        dedup = options.pop("dedup", "auto")
-        reader = options.pop("reader", self.reader)  # the operator's --reader, if set
+        if registry.takes(name, "reader"):
+            options.setdefault("reader", self.reader)  # the operator's --reader, if set
+        plain = {k: v for k, v in options.items() if v is None or isinstance(v, _PLAIN)}
+        objects = {k: v for k, v in options.items() if k not in plain}
+        spec = Spec(method=name, options=plain)
         try:
-            return registry.build_method(
-                name, self.llm, self.retriever, k=k, reader=reader, dedup=dedup, **options
-            )
+            return assemble(spec, llm=self.llm, retriever=self.retriever, **objects).method
         except TypeError as e:  # an option the method does not take
             raise ValueError(f"invalid options for {name}: {e}") from None
 

@@ -14,26 +14,39 @@ from pydantic import (
     model_validator,
 )
 
-from searchain.methods.registry import CANONICAL_METHODS, method_settings
+from searchain.methods.registry import canonical_methods, method_settings
 from searchain.methods.settings import Setting, merged
 
 # Names a request may not use: what the engine is opened with (a model, an index, an
 # endpoint), plus every method setting declared ``remote=False`` (files, models: the
 # operator's, set when the service starts). Named so the refusal says where they belong;
 # any other name outside the allow-list is refused too.
-ENGINE_OPTIONS = frozenset({
-    "model", "model_path", "index", "dense_index", "retriever", "judge", "base_url", "api",
-    "api_key", "embedder",
-})  # fmt: skip
-
-
-# Each setting name with the methods that declare it, merged once for both derivations below
-_BY_NAME: dict[str, list[tuple[str, Setting]]] = merged(
-    {m: method_settings(m) for m in CANONICAL_METHODS}
+ENGINE_OPTIONS = frozenset(
+    {
+        "model",
+        "model_path",
+        "index",
+        "dense_index",
+        "retriever",
+        "judge",
+        "base_url",
+        "api",
+        "api_key",
+        "embedder",
+    }
 )
-SERVER_SIDE_OPTIONS = ENGINE_OPTIONS | {
-    name for name, pairs in _BY_NAME.items() if not all(s.remote for _, s in pairs)
-}
+
+
+def settings_by_name() -> dict[str, list[tuple[str, Setting]]]:
+    """Each setting name with the methods that declare it, from the method records now."""
+    return merged({m: method_settings(m) for m in canonical_methods()})
+
+
+def server_side_options() -> frozenset[str]:
+    """The engine's options and every setting some method declares ``remote=False``."""
+    by_name = settings_by_name()
+    local = {name for name, pairs in by_name.items() if not all(s.remote for _, s in pairs)}
+    return ENGINE_OPTIONS | local
 
 
 def _request_field(name: str, pairs: list[tuple[str, Setting]]) -> tuple[Any, Any]:
@@ -69,8 +82,9 @@ class _OptionsBase(BaseModel):
     @classmethod
     def _server_side(cls, data: Any) -> Any:
         if isinstance(data, dict):
+            server_side = server_side_options()
             for name in data:
-                if name in SERVER_SIDE_OPTIONS:
+                if name in server_side:
                     raise ValueError(
                         f"option {name!r} is set on the server when it starts, not per request"
                     )
@@ -81,24 +95,35 @@ class _OptionsBase(BaseModel):
         return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
-# Per-request method options: derived from the methods' settings (methods/settings.py), an
-# allow-list of plain values (numbers, switches and enumerated strings), each bounded; nothing
-# here can name a path, URL, model or endpoint. A method refuses (422) a name it does not take.
-AskOptions = create_model(  # type: ignore[call-overload]
-    "AskOptions",
-    __base__=_OptionsBase,
-    __doc__="Per-request method options (see GET /v1/methods for each method's settings).",
-    **{
-        name: _request_field(name, pairs)
-        for name, pairs in _BY_NAME.items()
-        if name not in SERVER_SIDE_OPTIONS
-    },
-)
+def ask_options_model() -> type[_OptionsBase]:
+    """Per-request method options: derived from the methods' settings (methods/settings.py),
+    an allow-list of plain values (numbers, switches and enumerated strings), each bounded;
+    nothing here can name a path, URL, model or endpoint. A method refuses (422) a name it
+    does not take."""
+    by_name, server_side = settings_by_name(), server_side_options()
+    return create_model(  # type: ignore[call-overload,no-any-return]
+        "AskOptions",
+        __base__=_OptionsBase,
+        __doc__="Per-request method options (see GET /v1/methods for each method's settings).",
+        **{
+            name: _request_field(name, pairs)
+            for name, pairs in by_name.items()
+            if name not in server_side
+        },
+    )
+
+
+def __getattr__(name: str) -> Any:
+    """``AskOptions`` and ``SERVER_SIDE_OPTIONS`` as the method records declare them now."""
+    if name == "AskOptions":
+        return ask_options_model()
+    if name == "SERVER_SIDE_OPTIONS":
+        return server_side_options()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class AskBase(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    options: AskOptions = Field(default_factory=AskOptions)
 
     @field_validator("question", check_fields=False)
     @classmethod
@@ -109,12 +134,15 @@ class AskBase(BaseModel):
 
 
 def ask_model(methods: tuple[str, ...], default: str, max_chars: int) -> type[AskBase]:
-    """The request model for this server: its methods and question limit are in the schema."""
+    """The request model for this server: its methods, their options' allow-list and the
+    question limit are in the schema."""
+    options = ask_options_model()
     return create_model(  # type: ignore[call-overload,no-any-return]
         "AskRequest",
         __base__=AskBase,
         question=(str, Field(min_length=1, max_length=max_chars, description="The question.")),
         method=(Literal[methods], Field(default, description="See GET /v1/methods.")),  # type: ignore[valid-type]
+        options=(options, Field(default_factory=options)),
     )
 
 

@@ -1,15 +1,20 @@
-"""What ``searchain eval`` sets up besides its options: each method's options from the data
+"""What an evaluation sets up besides what it was told: each method's options from the data
 set (its task, Think&Cite's demo family, REBEL's tools), the ALCE judge default, LLM-URL's
-demo exclusion, and per-question passage pools for data sets that ship them."""
+demo exclusion, and per-question passage pools for data sets that ship them. What it has to
+say goes to ``say`` (the CLI's stderr)."""
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from searchain.cli.common import err
+
+def print_note(message: str) -> None:
+    """What an evaluation says when no one asked for its notes: stderr."""
+    print(message, file=sys.stderr)
 
 
 def thinkcite_eval_options(
@@ -24,7 +29,9 @@ def thinkcite_eval_options(
     return {"family": fam, "nli": None if nli == "none" else (nli or "llm"), **given}
 
 
-def default_alce_judge(examples: list, nli: str | None, out: Path) -> str | None:
+def default_alce_judge(
+    examples: list, nli: str | None, out: Path, say: Callable[[str], None] = print_note
+) -> str | None:
     """ALCE datasets are scored on their citations too, as in the ALCE paper: without
     --nli the LLM judge does it. A run directory started before this default (its manifest
     has no judge) keeps going without one, so it still resumes."""
@@ -37,9 +44,9 @@ def default_alce_judge(examples: list, nli: str | None, out: Path) -> str | None
         except (OSError, ValueError):
             started = {"nli": None}  # unreadable: let the manifest check report it
         if "nli" not in started:
-            err.print(f"{out} was started without an NLI judge: citation metrics stay off")
+            say(f"{out} was started without an NLI judge: citation metrics stay off")
             return None
-    err.print(
+    say(
         "ALCE dataset: citation recall/precision by the LLM judge (--nli llm); give --nli "
         "PATH for a local NLI model, or --nli none to skip them"
     )
@@ -55,7 +62,12 @@ def eval_judge(nli: str | None, client: object) -> object:
     return make_judge(nli, client)  # type: ignore[arg-type]
 
 
-def exclude_evaluated_demos(r: object, examples: list, config: dict[str, object]) -> None:
+def exclude_evaluated_demos(
+    r: object,
+    examples: list,
+    config: dict[str, object],
+    say: Callable[[str], None] | None = None,
+) -> None:
     """LLM-URL's few-shot demos come from the evaluated data set's train split where one is
     packaged (WebQ), else MuSiQue-train's, said on stderr and in every retrieval report; they
     never include an evaluated item (`--dataset musique` evaluates the MuSiQue train sample):
@@ -64,15 +76,16 @@ def exclude_evaluated_demos(r: object, examples: list, config: dict[str, object]
     name = str(config.get("dataset", ""))
     # "webq", "webq-train" or a file such as webq-test.jsonl: the data set is the first word
     family = (Path(name).stem if Path(name).suffix else name).split("-")[0].lower()
+    say = say or print_note
     note = r.demos_for_dataset(family)  # type: ignore[attr-defined]
     if note:
-        err.print(f"LLM-URL: {note}")
+        say(f"LLM-URL: {note}")
     if r.demo_source != "musique":  # type: ignore[attr-defined]
         config["llm_url_demos_from"] = r.demo_source  # type: ignore[attr-defined]
     demos = r.exclude_demos([e.question for e in examples], [e.id for e in examples])  # type: ignore[attr-defined]
     if demos["excluded"]:
         config["llm_url_demos"] = demos
-        err.print(
+        say(
             f"LLM-URL: {len(demos['excluded'])} demo(s) are evaluated items and were left out; "
             f"the prompt shows {demos['shots']} other(s)"
         )
@@ -96,8 +109,10 @@ def question_pools(examples: list, wanted: bool | None) -> Any:
     if wanted is False or (wanted is None and (not have or len(have) < len(examples))):
         return None
     if len(have) < len(examples):
-        raise ValueError(f"--question-docs: {len(examples) - len(have)} of {len(examples)} "
-                         "items carry no docs of their own")  # fmt: skip
+        missing = len(examples) - len(have)
+        raise ValueError(
+            f"--question-docs: {missing} of {len(examples)} items carry no docs of their own"
+        )
     return QuestionPools({e.question: pool_passages(e.id, e.meta["docs"]) for e in examples})
 
 

@@ -1,0 +1,52 @@
+"""The options of ``searchain eval`` that no other command has, declared once each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+DatasetOpt = Annotated[
+    str,
+    typer.Option(
+        help="A dataset name (hotpotqa, musique, strategyqa, fever = SUPPORTS/REFUTES "
+        "claims as in the paper, fever-nei, nq, webq, ...) or a file path."
+    ),
+]
+OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Run directory (re-run to resume).")]
+MethodsOpt = Annotated[str, typer.Option(help="Comma-separated methods.")]
+LimitOpt = Annotated[int | None, typer.Option(help="Evaluate this many items.")]
+SeedOpt = Annotated[int, typer.Option(help="Seed of the --limit subsample.")]
+ConcurrencyOpt = Annotated[int, typer.Option(help="Items answered at once.")]
+ExecutorOpt = Annotated[
+    str,
+    typer.Option(
+        help="[bold]local[/] (threads in this process) or [bold]ray[/] (each item a Ray "
+        "task; needs the ray extra). Results and resume are the same either way."
+    ),
+]
+RayAddressOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Ray cluster to join for --executor ray (e.g. auto, ray://HOST:10001; "
+        "default: start a local one). Workers need searchain installed."
+    ),
+]
+QuestionDocsOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--question-docs/--no-question-docs",
+        help="Search each item's own retrieved passages (ALCE's docs), as ALCE and "
+        "Think&Cite do; default: when every item ships them.",
+        show_default=False,
+    ),
+]
+RetryFailedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--retry-failed",
+        help="Also answer again the items whose last attempt failed (after a server "
+        "outage, say). Every attempt stays in results.jsonl; reports use the last.",
+    ),
+]

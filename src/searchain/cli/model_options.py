@@ -1,0 +1,80 @@
+"""The options every answering command shares (``ask``, ``eval``, ``serve``), declared once:
+the model, its endpoint and prompt form, the call cache, threads, ``-k``; and the one place
+they become an assembly :class:`~searchain.methods.assembly.Spec`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from searchain.llm.models import ANSWER_MODEL_HELP, API_HELP, MODEL_PATH_HELP
+from searchain.methods.assembly import Spec, model_string
+
+LlmOpt = Annotated[
+    str,
+    typer.Option(
+        "--llm",
+        help="[bold]local[/] (embedded GGUF model) or [bold]openai[/] (any OpenAI-compatible "
+        "endpoint). --model openai:NAME@URL says both in one string.",
+    ),
+]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        help=ANSWER_MODEL_HELP + " Or one string: local:NAME, local:PATH.gguf, "
+        "openai:NAME@BASE_URL."
+    ),
+]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Endpoint for --llm openai, e.g. http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL)."
+    ),
+]
+ApiOpt = Annotated[str, typer.Option(help=API_HELP)]
+ModelPathOpt = Annotated[Path | None, typer.Option(help=MODEL_PATH_HELP)]
+CacheOpt = Annotated[bool, typer.Option(help="Use the on-disk LLM call cache.")]
+ThreadsOpt = Annotated[
+    int | None,
+    typer.Option(help="CPU threads for --llm local (default: $SEARCHAIN_THREADS or all cores)."),
+]
+KOpt = Annotated[
+    int | None,
+    typer.Option(
+        "-k",
+        help="Passages per search, for every method that searches (default: each method's "
+        "own: 1 for SearChain, as in the paper; 5 for retrieve-read). Retrieval Recall@10 of "
+        "direct-retrieval needs -k 10.",
+    ),
+]
+
+
+def cli_spec(
+    *,
+    method: str = "searchain",
+    llm: str = "local",
+    model: str | None = None,
+    base_url: str | None = None,
+    api: str = "auto",
+    model_path: Path | None = None,
+    retriever: str = "bm25",
+    index: Path | None = None,
+    dense_index: Path | None = None,
+    options: dict[str, Any] | None = None,
+    cache: bool = True,
+    threads: int | None = None,
+) -> Spec:
+    """The spec the command line's options describe (ValueError: they do not fit)."""
+    return Spec(
+        method=method,
+        model=model_string(llm, model, base_url, model_path),
+        api=api,
+        retriever=retriever,
+        index=str(index) if index else None,
+        dense_index=str(dense_index) if dense_index else None,
+        options=dict(options or {}),
+        cache=cache,
+        threads=threads,
+    )

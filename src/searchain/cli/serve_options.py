@@ -1,0 +1,50 @@
+"""The options of ``searchain serve`` that no other command has, declared once each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+HostOpt = Annotated[
+    str, typer.Option(help="Address to bind. Non-loopback needs $SEARCHAIN_API_TOKEN.")
+]
+PortOpt = Annotated[int, typer.Option(help="Port.")]
+RunsDirOpt = Annotated[Path, typer.Option(help="Directory of `searchain eval` runs to browse.")]
+ServeIndexOpt = Annotated[
+    Path | None, typer.Option("--index", "-i", help="BM25 index (default: the demo corpus).")
+]
+ServeRetrieverOpt = Annotated[
+    str,
+    typer.Option(
+        "--retriever",
+        "-r",
+        help="bm25, dense, hybrid, remote:URL or llm-url[:OPTS] (the LLM names Wikipedia "
+        "URLs; e.g. llm-url:http://127.0.0.1:8765 for `searchain mirror serve`; OPTS as "
+        "in `searchain ask --help`).",
+    ),
+]
+ServeDenseIndexOpt = Annotated[Path | None, typer.Option(help="A dense index directory.")]
+BackendOpt = Annotated[
+    str,
+    typer.Option(
+        "--llm",
+        "--backend",
+        help="local (embedded GGUF model) or openai. --model openai:NAME@URL says both.",
+    ),
+]
+DefaultMethodOpt = Annotated[str, typer.Option(help="The viewer's default method.")]
+MaxConcurrentOpt = Annotated[int, typer.Option(help="Answers computed at once; more get HTTP 429.")]
+TimeoutOpt = Annotated[float, typer.Option(help="Seconds per answer before HTTP 504.")]
+MaxQuestionCharsOpt = Annotated[int, typer.Option(help="Longest question accepted.")]
+MaxBodyBytesOpt = Annotated[int, typer.Option(help="Largest request body accepted.")]
+AllowedHostOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        help="A Host header name the service answers besides the loopback names "
+        "(repeatable; '*' for any, e.g. behind a proxy that checks it). A specific "
+        "--host is added by itself.",
+        show_default=False,
+    ),
+]

@@ -1,0 +1,189 @@
+"""One spec, one assembler: what every surface (``searchain ask``, ``eval`` locally and on Ray,
+``serve``, the Python API) builds its runner from.
+
+A :class:`Spec` names the model as one string, the retriever, the method and its settings;
+:func:`assemble` opens what it names and returns a :class:`Runner` that answers questions.
+The model string takes the form the reward models already use:
+
+* ``qwen2.5-coder-1.5b`` or ``local:qwen2.5-coder-1.5b`` — an embedded model by name,
+* ``local:/path/to/model.gguf`` (or a path ending in ``.gguf``) — any GGUF file,
+* ``openai:gpt-4o-mini`` or ``openai:gpt-4o-mini@http://127.0.0.1:8000/v1`` — an
+  OpenAI-compatible endpoint (without ``@URL``: ``$OPENAI_BASE_URL`` or OpenAI's),
+* nothing — the one default of every surface: ``$SEARCHAIN_MODEL``, else
+  Qwen2.5-Coder-1.5B-Instruct (:data:`searchain.llm.models.ANSWER_MODEL`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from searchain.llm import LLM, LLMError, make_llm
+from searchain.llm.models import answer_model
+from searchain.methods.base import Method, traced
+from searchain.methods.registry import build_method, check_options
+from searchain.retrieval.base import Retriever
+from searchain.types import Trace
+
+BACKENDS = ("local", "openai")
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A model string taken apart: which backend, which model, where."""
+
+    backend: str = "local"
+    name: str | None = None  # an embedded model's name, or the endpoint's model id
+    path: str | None = None  # a GGUF file (local)
+    base_url: str | None = None  # the endpoint (openai)
+
+    @classmethod
+    def parse(cls, text: str | None) -> ModelRef:
+        """``local:NAME``, ``NAME``, a ``.gguf`` path, ``openai:NAME[@URL]``; None: default."""
+        if not text:
+            return cls("local", answer_model(None))
+        backend, sep, rest = text.partition(":")
+        if not sep or backend not in BACKENDS or rest.startswith("//"):
+            backend, rest = "local", text  # a bare name or a path (C:\... included)
+        if backend == "openai":
+            name, _, url = rest.partition("@")
+            if not name:  # the openai backend's own message: the model is named nowhere
+                raise LLMError("the openai backend needs a model name (--model)")
+            return cls("openai", name, None, url or None)
+        if rest.endswith(".gguf") or "/" in rest:
+            return cls("local", None, rest)
+        return cls("local", answer_model(rest or None))
+
+    def __str__(self) -> str:
+        if self.backend == "openai":
+            return f"openai:{self.name}" + (f"@{self.base_url}" if self.base_url else "")
+        return f"local:{self.path or self.name}"
+
+
+def model_string(
+    llm: str = "local",
+    model: str | None = None,
+    base_url: str | None = None,
+    model_path: str | Path | None = None,
+) -> str | None:
+    """The model string of the older separate options (``--llm``, ``--model``,
+    ``--base-url``, ``--model-path``); a ``--model`` that is already a string with a backend
+    is taken as it is. None: the default model."""
+    if model and model.partition(":")[0] in BACKENDS and ":" in model:
+        return model
+    if llm not in BACKENDS:
+        raise ValueError(f"unknown LLM backend {llm!r} (choose 'local' or 'openai')")
+    if llm == "openai":
+        model = model or os.environ.get("SEARCHAIN_OPENAI_MODEL", "")
+        return f"openai:{model}" + (f"@{base_url}" if base_url else "")
+    if model_path is not None:
+        return f"local:{model_path}"
+    return f"local:{model}" if model else None
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What a runner is built from. ``options`` are the method's settings (``k`` included)
+    by name, checked when the runner is assembled."""
+
+    method: str = "searchain"
+    model: str | None = None
+    api: str = "auto"
+    retriever: str = "bm25"
+    index: str | None = None
+    dense_index: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    cache: bool = True
+    threads: int | None = None
+
+    def with_options(self, **options: Any) -> Spec:
+        return dataclasses.replace(self, options={**self.options, **options})
+
+    def model_ref(self) -> ModelRef:
+        return ModelRef.parse(self.model)
+
+    def needs_retriever(self) -> bool:
+        """Whether the method searches (SearChain without IR does not)."""
+        from searchain.methods.catalog import resolve
+
+        fixed = resolve(self.method)[1]
+        return {**self.options, **fixed}.get("use_ir", True) is not False
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self) | {"options": dict(self.options)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Spec:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"a spec has no field {', '.join(unknown)}")
+        return cls(**dict(data))
+
+
+def open_llm(spec: Spec) -> LLM:
+    """The LLM the spec's model string names (wrapped in the call cache unless ``cache``
+    is off)."""
+    ref = spec.model_ref()
+    return make_llm(
+        ref.backend,
+        model=ref.name,
+        base_url=ref.base_url,
+        api=spec.api,
+        model_path=ref.path,
+        n_threads=spec.threads,
+        cache=spec.cache,
+    )
+
+
+def open_retriever(spec: Spec, llm: LLM | None = None) -> Retriever:
+    """The retriever the spec names (LLM-URL asks ``llm`` for its URLs)."""
+    from searchain.retrieval import factory
+
+    return factory.open_retriever(
+        spec.retriever, index=spec.index, dense_index=spec.dense_index, llm=llm
+    )
+
+
+@dataclass
+class Runner:
+    """A method, assembled: call it with a question for a :class:`Trace`."""
+
+    spec: Spec
+    llm: LLM
+    retriever: Retriever | None
+    method: Method
+
+    def __call__(self, question: str) -> Trace:
+        from searchain.retrieval.llm_url.retriever import with_retrieval_reports
+
+        # LLM-URL's reports (its URLs, their fates) and their usage go into the trace.
+        return with_retrieval_reports(traced(self.method, self.llm))(question)
+
+
+def assemble(
+    spec: Spec,
+    *,
+    llm: LLM | None = None,
+    retriever: Retriever | None = None,
+    **objects: Any,
+) -> Runner:
+    """Open what ``spec`` names — its options checked first, before any model is loaded —
+    and build its method. ``llm`` / ``retriever``: already open ones to share (a service
+    opens them once); ``objects``: what a Python caller hands the builder itself (a tools
+    list, an NLI judge)."""
+    from searchain.retrieval.factory import is_llm_url
+
+    check_options(spec.method, {**spec.options, **objects})
+    wanted = retriever is None and spec.needs_retriever()
+    if wanted and not is_llm_url(spec.retriever):  # a missing index fails before a model loads
+        retriever = open_retriever(spec)
+    llm = llm if llm is not None else open_llm(spec)
+    if wanted and retriever is None:  # LLM-URL asks the LLM for its URLs
+        retriever = open_retriever(spec, llm)
+    method = build_method(spec.method, llm, retriever, **{**spec.options, **objects})
+    return Runner(spec, llm, retriever, method)
