@@ -181,8 +181,9 @@ class Rebel:
         return node
 
     def _split(self, state: _State, node: Node, known: list[Fact]) -> tuple[list[str], bool]:
-        values = dict(tools=self.tool_list or "(none)", memory=render_memory(known),
-                      question=node.query)  # fmt: skip
+        values = dict(
+            tools=self.tool_list or "(none)", memory=render_memory(known), question=node.query
+        )
         template = "rebel/split" if self.cfg.split_prompt == "self" else "rebel/split_empty"
         reply = self._llm(state, "split", values, self.cfg.split_tokens, template=template)
         subs, how = parse_subquestions(reply, chat=state.chat)
@@ -192,8 +193,11 @@ class Rebel:
         kept, allow = self._dedup(node.query, subs, info["removed"])
         kept, dropped = cap_subquestions(kept, self.cfg.max_subquestions, info["removed"])
         if dropped:  # a budget the paper does not have: said in the trace (issue 29 R3)
-            self._note(state, f"{node.id}: {dropped} subquestion(s) over max_subquestions "
-                              f"({self.cfg.max_subquestions}) not asked")  # fmt: skip
+            self._note(
+                state,
+                f"{node.id}: {dropped} subquestion(s) over max_subquestions "
+                f"({self.cfg.max_subquestions}) not asked",
+            )
         info["subquestions"] = kept
         node.meta["split"] = info
         for s in kept:
@@ -221,8 +225,13 @@ class Rebel:
                 continue
             dup = next((j for j in kept if float(sims[i, j + 1]) > self.cfg.dedup_threshold), None)
             if dup is not None:
-                removed.append({"text": s, "reason": f"copies subquestion {dup + 1}",
-                                "cosine": float(sims[i, dup + 1])})  # fmt: skip
+                removed.append(
+                    {
+                        "text": s,
+                        "reason": f"copies subquestion {dup + 1}",
+                        "cosine": float(sims[i, dup + 1]),
+                    }
+                )
                 continue
             kept.append(i)
         return [subs[i] for i in kept], allow
@@ -298,8 +307,9 @@ class Rebel:
         # parameter, so a base model writes a value instead of describing one.
         first = (tool.parameters.get("properties") or {})[names[0]]
         prefix = "{" + json.dumps(names[0]) + ": " + ('"' if first.get("type") == "string" else "")
-        values = dict(tool=desc, memory=f"<FACTS>{facts}</FACTS>" if known else "",
-                      question=q, prefix=prefix)  # fmt: skip
+        values = dict(
+            tool=desc, memory=f"<FACTS>{facts}</FACTS>" if known else "", question=q, prefix=prefix
+        )
         reply = self._llm(state, "tool_input", values, self.cfg.input_tokens, ("</A>", "\n"))
         info["input_reply"] = reply
         # A chat reply is the whole object (no prefix to continue), often in a code fence.
