@@ -26,8 +26,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from searchain import prompts
 from searchain.events import emit
 from searchain.llm import LLM
@@ -42,19 +40,11 @@ from searchain.methods.rebel.parse import (
     parse_tool_number,
     parse_yes_no,
 )
-from searchain.text import normalize_answer
+from searchain.methods.rebel.subquestions import cap_subquestions, dedup_subquestions
 from searchain.tools.base import Tool, ToolError, ToolOutput, truncate
 from searchain.types import Node, Passage, Trace
 
 Fact = tuple[str, str]
-
-
-def cap_subquestions(kept: list[str], cap: int, removed: list) -> tuple[list[str], int]:
-    """The first ``cap`` subquestions, the rest recorded in ``removed`` with why; and how
-    many were dropped."""
-    for s in kept[cap:]:
-        removed.append({"text": s, "reason": "over max_subquestions"})
-    return kept[:cap], max(0, len(kept) - cap)
 
 
 class _OutOfCalls(Exception):
@@ -205,36 +195,8 @@ class Rebel:
         return kept, allow
 
     def _dedup(self, parent: str, subs: list[str], removed: list) -> tuple[list[str], bool]:
-        """Drop subquestions that copy the parent (then the rest may not split: the paper's
-        guard against unbounded recursion) or an earlier sibling."""
-        if not subs:
-            return [], True
-        if self.embedder is not None:
-            vecs = self.embedder.encode([parent, *subs])
-            sims = vecs[1:] @ vecs.T  # row i: sub i against parent (col 0) and subs
-        else:
-            norm = [normalize_answer(x) for x in [parent, *subs]]
-            sims = np.array([[float(a == b) for b in norm] for a in norm[1:]])
-        kept: list[int] = []
-        allow = True
-        for i, s in enumerate(subs):
-            to_parent = float(sims[i, 0])
-            if to_parent > self.cfg.dedup_threshold:
-                removed.append({"text": s, "reason": "copies the question", "cosine": to_parent})
-                allow = False
-                continue
-            dup = next((j for j in kept if float(sims[i, j + 1]) > self.cfg.dedup_threshold), None)
-            if dup is not None:
-                removed.append(
-                    {
-                        "text": s,
-                        "reason": f"copies subquestion {dup + 1}",
-                        "cosine": float(sims[i, dup + 1]),
-                    }
-                )
-                continue
-            kept.append(i)
-        return [subs[i] for i in kept], allow
+        """Drop subquestions that copy the parent or an earlier sibling (``.subquestions``)."""
+        return dedup_subquestions(parent, subs, removed, self.embedder, self.cfg.dedup_threshold)
 
     def _answer(self, state: _State, node: Node, known: list[Fact]) -> str:
         if not self.tools:
