@@ -44,44 +44,8 @@ def resolve(text: str, references: list[Passage]) -> tuple[list[Citation], list[
 
 _WORD = re.compile(r"\w+")
 _STOP = frozenset(
-    {
-        "a",
-        "an",
-        "the",
-        "of",
-        "in",
-        "on",
-        "at",
-        "to",
-        "for",
-        "from",
-        "by",
-        "with",
-        "and",
-        "or",
-        "is",
-        "was",
-        "were",
-        "are",
-        "be",
-        "been",
-        "it",
-        "its",
-        "as",
-        "that",
-        "this",
-        "which",
-        "who",
-        "what",
-        "when",
-        "where",
-        "how",
-        "did",
-        "does",
-        "do",
-        "so",
-        "answer",
-    }
+    "a an the of in on at to for from by with and or is was were are be been it its as that "
+    "this which who what when where how did does do so answer".split()
 )
 
 
