@@ -44,12 +44,9 @@ def resolve(text: str, references: list[Passage]) -> tuple[list[Citation], list[
 
 _WORD = re.compile(r"\w+")
 _STOP = frozenset(
-    {
-        "a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and",
-        "or", "is", "was", "were", "are", "be", "been", "it", "its", "as", "that", "this",
-        "which", "who", "what", "when", "where", "how", "did", "does", "do", "so", "answer",
-    }
-)  # fmt: skip
+    "a an the of in on at to for from by with and or is was were are be been it its as that "
+    "this which who what when where how did does do so answer".split()
+)
 
 
 def _terms(text: str) -> set[str]:

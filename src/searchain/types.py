@@ -34,8 +34,13 @@ class Passage:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Passage:
-        return cls(id=str(d["id"]), text=d["text"], title=d.get("title", ""),
-                   score=d.get("score"), source=d.get("source"))  # fmt: skip
+        return cls(
+            id=str(d["id"]),
+            text=d["text"],
+            title=d.get("title", ""),
+            score=d.get("score"),
+            source=d.get("source"),
+        )
 
     def locator(self) -> str:
         """Where a person finds the passage: ``guide.pdf p. 12 · Installation``, or the title
@@ -191,8 +196,11 @@ class Trace:
     def cited(self) -> dict[int, Passage]:
         """``{mark: passage}`` for every ``[n]`` of the answer that points to a passage."""
         by_id = {p.id: p for p in self.references}
-        return {c.mark: by_id[c.passage_id] for c in sorted(self.citations, key=lambda c: c.mark)
-                if c.passage_id in by_id}  # fmt: skip
+        return {
+            c.mark: by_id[c.passage_id]
+            for c in sorted(self.citations, key=lambda c: c.mark)
+            if c.passage_id in by_id
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -65,6 +65,13 @@ def paired_difference(
     diffs = [sa[i] - sb[i] for i in ids]
     mean, lo, hi = bootstrap_ci(diffs, n=n, seed=seed)
     return PairedDiff(
-        a, b, metric, len(ids), mean, lo, hi,
-        wins=sum(d > 0 for d in diffs), losses=sum(d < 0 for d in diffs),
-    )  # fmt: skip
+        a,
+        b,
+        metric,
+        len(ids),
+        mean,
+        lo,
+        hi,
+        wins=sum(d > 0 for d in diffs),
+        losses=sum(d < 0 for d in diffs),
+    )

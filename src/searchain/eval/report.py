@@ -151,9 +151,13 @@ def analyses(runs: Sequence[RunLike]) -> str:
         if not traces:
             continue
         name = run.name
-        out += [f"### {name}: efficiency per question (SearChain Table 5)", "",
-                "| method | questions | LLM calls | of them cached | input tokens | output tokens "
-                "| rounds | seconds |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+        out += [
+            f"### {name}: efficiency per question (SearChain Table 5)",
+            "",
+            "| method | questions | LLM calls | of them cached | input tokens | output tokens "
+            "| rounds | seconds |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for method, by_id in traces.items():
             e = efficiency(by_id.values())
             calls = [t.usage.llm_calls + t.usage.cached_calls for t in by_id.values() if t]
@@ -163,22 +167,33 @@ def analyses(runs: Sequence[RunLike]) -> str:
                 f"{100 * cached / max(1, sum(calls)):.0f} % | {e['prompt_tokens']:.0f} | "
                 f"{e['completion_tokens']:.0f} | {e['rounds']:.2f} | {e['seconds']:.2f} |"
             )
-        out += ["", "Input and output sizes are the model's tokens per question, not words: the "
-                "paper's Table 5 counts words, and traces keep token counts, not the prompts "
-                "whose words could be counted.", "",
-                "Calls include those served by the LLM call cache (their tokens count; "
-                "their time is near zero, so seconds are a lower bound for a method with cached "
-                "calls; run with --no-cache to time every call).", ""]  # fmt: skip
+        out += [
+            "",
+            "Input and output sizes are the model's tokens per question, not words: the "
+            "paper's Table 5 counts words, and traces keep token counts, not the prompts "
+            "whose words could be counted.",
+            "",
+            "Calls include those served by the LLM call cache (their tokens count; "
+            "their time is near zero, so seconds are a lower bound for a method with cached "
+            "calls; run with --no-cache to time every call).",
+            "",
+        ]
         if "searchain" in traces:
             split = knowledge_source_split(traces["searchain"].values())
             parts = ", ".join(f"{k} {100 * v:.1f} %" for k, v in split.items() if k != "nodes")
-            out += [f"**{name}: knowledge sources** of SearChain's {split['nodes']:.0f} checked "
-                    f"nodes (Table 2): {parts}.", ""]  # fmt: skip
+            out += [
+                f"**{name}: knowledge sources** of SearChain's {split['nodes']:.0f} checked "
+                f"nodes (Table 2): {parts}.",
+                "",
+            ]
         if "searchain" in traces and "searchain-no-ir" in traces:
             ids = [i for i in traces["searchain"] if i in traces["searchain-no-ir"]]
-            fx = ir_effects([traces["searchain"][i] for i in ids],
-                            [traces["searchain-no-ir"][i] for i in ids], [[i] for i in ids],
-                            correct=lambda t, ids_, c=correct: c[(t.method, ids_[0])])  # fmt: skip
+            fx = ir_effects(
+                [traces["searchain"][i] for i in ids],
+                [traces["searchain-no-ir"][i] for i in ids],
+                [[i] for i in ids],
+                correct=lambda t, ids_, c=correct: c[(t.method, ids_[0])],
+            )
             out += [
                 f"**{name}: effects of IR** (Table 3, {len(ids)} questions, cover-EM): correct "
                 f"without IR {100 * fx['accuracy_without_ir']:.1f} %, with IR "

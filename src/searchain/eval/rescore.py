@@ -23,8 +23,12 @@ from searchain.types import Trace
 
 def gold_of(example: Example) -> dict:
     """The gold ``searchain eval`` gives the scorer for one example."""
-    return {"answers": example.answers, "label": example.label, "task": example.task,
-            **alce_gold(example)}  # fmt: skip
+    return {
+        "answers": example.answers,
+        "label": example.label,
+        "task": example.task,
+        **alce_gold(example),
+    }
 
 
 def run_golds(run_dir: str | Path) -> dict[str, dict]:
@@ -48,8 +52,9 @@ def run_golds(run_dir: str | Path) -> dict[str, dict]:
             f"{run_dir}: dataset {dataset!r} is not the content the run recorded "
             f"(sha256 {fp['sha256'][:12]}…, recorded {str(recorded)[:12]}…); cannot rescore"
         )
-    examples = load_dataset(dataset, limit=config.get("limit"), seed=config.get("seed"),
-                            label_filter=label_filter)  # fmt: skip
+    examples = load_dataset(
+        dataset, limit=config.get("limit"), seed=config.get("seed"), label_filter=label_filter
+    )
     return {e.id: gold_of(e) for e in examples}
 
 

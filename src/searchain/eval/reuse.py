@@ -39,8 +39,10 @@ def reusable_methods(
     shared = sorted(k for k in set(old) | set(config) if k not in PER_METHOD)
     differ = [k for k in shared if old.get(k) != config.get(k) and not _grown(k, old, config)]
     if differ:
-        raise ReuseRefused(f"{source} was run with another {', '.join(differ)}: its records "
-                           "do not answer this run's questions the same way")  # fmt: skip
+        raise ReuseRefused(
+            f"{source} was run with another {', '.join(differ)}: its records "
+            "do not answer this run's questions the same way"
+        )
     changed = [c for c in environment_changes(source, environment) if "package" not in c]
     if changed:
         raise ReuseRefused(f"{source}: {'; '.join(changed)}")
@@ -57,8 +59,9 @@ def _grown(key: str, old: dict[str, Any], new: dict[str, Any]) -> bool:
     return before is not None and (now is None or now >= before)
 
 
-def reuse_records(source: str | Path, out: str | Path, config: dict[str, Any],
-                  environment: dict[str, Any]) -> dict[str, int]:  # fmt: skip
+def reuse_records(
+    source: str | Path, out: str | Path, config: dict[str, Any], environment: dict[str, Any]
+) -> dict[str, int]:
     """Copy into the new run ``out`` (already prepared, still empty) the records of every
     method :func:`reusable_methods` allows; returns how many records each method got."""
     source, out = Path(source), Path(out)

@@ -103,8 +103,11 @@ class RunLock:
 
 
 def _me() -> dict[str, Any]:
-    return {"pid": os.getpid(), "host": socket.gethostname(),
-            "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}  # fmt: skip
+    return {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -219,8 +222,11 @@ def quarantine(run_dir: Path, results: str) -> int:
     tmp.replace(path)
     log.warning(
         "%s: %d corrupt line(s) (%s) moved to %s; their items will be answered again",
-        path, len(found.bad), ", ".join(str(n) for n, _, _ in found.bad[:10]), QUARANTINE,
-    )  # fmt: skip
+        path,
+        len(found.bad),
+        ", ".join(str(n) for n, _, _ in found.bad[:10]),
+        QUARANTINE,
+    )
     return len(found.bad)
 
 
@@ -269,8 +275,10 @@ class ResultWriter:
         except FileNotFoundError:
             same = False
         if not same:
-            log.warning("%s was replaced or deleted during the run; appending to the file "
-                        "now at that path", self._path)  # fmt: skip
+            log.warning(
+                "%s was replaced or deleted during the run; appending to the file now at that path",
+                self._path,
+            )
             self._f.close()
             _repair(self._path)  # the new file may end with a torn line
             self._f = self._path.open("a", encoding="utf-8")

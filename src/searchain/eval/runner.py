@@ -90,9 +90,17 @@ def read_results(run_dir: str | Path, *, latest: bool = True) -> list[dict[str, 
 
 # Packages whose version can change a run's numbers; recorded when installed.
 RECORDED_PACKAGES = (
-    "llama-cpp-python", "openai", "bm25s", "numpy", "torch", "transformers",
-    "sentence-transformers", "faiss-cpu", "rouge-score", "ray",
-)  # fmt: skip
+    "llama-cpp-python",
+    "openai",
+    "bm25s",
+    "numpy",
+    "torch",
+    "transformers",
+    "sentence-transformers",
+    "faiss-cpu",
+    "rouge-score",
+    "ray",
+)
 
 
 def index_fingerprint(retriever: Any) -> Any:
@@ -136,8 +144,10 @@ def runtime_environment(llm: Any = None, retriever: Any = None) -> dict[str, Any
     clients = list(unwrapped(llm))
     inner = clients[-1] if clients else None  # the real backend, under the call cache
     if inner is not None:
-        model: dict[str, Any] = {"name": getattr(inner, "model", None),
-                                 "backend": getattr(inner, "backend", None)}  # fmt: skip
+        model: dict[str, Any] = {
+            "name": getattr(inner, "model", None),
+            "backend": getattr(inner, "backend", None),
+        }
         path = getattr(inner, "model_path", None)
         if path is not None:
             model["path"] = str(path)

@@ -134,9 +134,12 @@ class DiskPrefixStore:
         if tokens in self.keys():
             return
         header = json.dumps(
-            {"tokens": list(tokens), "state_bytes": len(data),
-             "sha256": hashlib.sha256(data).hexdigest()}
-        ).encode()  # fmt: skip
+            {
+                "tokens": list(tokens),
+                "state_bytes": len(data),
+                "sha256": hashlib.sha256(data).hexdigest(),
+            }
+        ).encode()
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             path = self.dir / f"{_key_name(tokens)}.kv"

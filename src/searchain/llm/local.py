@@ -245,12 +245,16 @@ class LocalLLM(LLM):
 
         ll = self._llama
         return disk_store_for(
-            self.model_path, n_ctx=ll.n_ctx(), n_batch=ll.n_batch, align=ALIGN, swa_full=True,
+            self.model_path,
+            n_ctx=ll.n_ctx(),
+            n_batch=ll.n_batch,
+            align=ALIGN,
+            swa_full=True,
             llama_cpp=llama_cpp.__version__,
             # The kernels the build runs (AVX2, repacking, ...): another build computes
             # slightly different cells, and a shared cache directory must not mix them.
             system=llama_cpp.llama_print_system_info().decode(errors="replace"),
-        )  # fmt: skip
+        )
 
     # -- generation ---------------------------------------------------------------------
     def _sample_one(

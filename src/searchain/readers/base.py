@@ -106,5 +106,6 @@ def supporting(passages: Sequence[Passage], answer: str) -> Passage:
     """The best-ranked passage whose text holds ``answer`` (cover-EM), else the top one."""
     from searchain.text import contains_answer
 
-    return next((p for p in passages if contains_answer(f"{p.title} {p.text}", answer)),
-                passages[0])  # fmt: skip
+    return next(
+        (p for p in passages if contains_answer(f"{p.title} {p.text}", answer)), passages[0]
+    )

@@ -158,9 +158,11 @@ class NumpySentenceEncoder:
         att = (scores / scores.sum(-1, keepdims=True)) @ v
         att = att.transpose(0, 2, 1, 3).reshape(b, n, d)
         ln = p + "attention.output.LayerNorm"
-        x = _layer_norm(dense(att, "attention.output.dense") + x, w[ln + ".weight"],
-                        w[ln + ".bias"], self.eps)  # fmt: skip
+        x = _layer_norm(
+            dense(att, "attention.output.dense") + x, w[ln + ".weight"], w[ln + ".bias"], self.eps
+        )
         h = _gelu(dense(x, "intermediate.dense"))
         ln = p + "output.LayerNorm"
-        return _layer_norm(dense(h, "output.dense") + x, w[ln + ".weight"], w[ln + ".bias"],
-                           self.eps)  # fmt: skip
+        return _layer_norm(
+            dense(h, "output.dense") + x, w[ln + ".weight"], w[ln + ".bias"], self.eps
+        )

@@ -46,9 +46,14 @@ class LLMReader:
     def read(self, question: str, passage: Passage) -> ReaderOutput:
         text = f"{passage.title}: {passage.text}" if passage.title else passage.text
         result = call_template(
-            self.llm, self.template, max_tokens=self.max_tokens, stop=("\n",),
-            passage=text, question=question, logprobs=True,
-        )  # fmt: skip
+            self.llm,
+            self.template,
+            max_tokens=self.max_tokens,
+            stop=("\n",),
+            passage=text,
+            question=question,
+            logprobs=True,
+        )
         c = result.completions[0]
         answer = c.text.strip().strip('"').rstrip(".").strip()
         if c.token_logprobs is None and c.text.strip():

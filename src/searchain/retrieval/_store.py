@@ -50,8 +50,10 @@ class StoreWriter:
             if p.source is None:
                 line = f"[{esc(p.id)},{esc(p.title)},{esc(p.text)}]\n".encode()
             else:  # a document's passage: where it lies in the file, as a fourth element
-                line = (f"[{esc(p.id)},{esc(p.title)},{esc(p.text)},"
-                        f"{json.dumps(p.source, ensure_ascii=False)}]\n").encode()  # fmt: skip
+                line = (
+                    f"[{esc(p.id)},{esc(p.title)},{esc(p.text)},"
+                    f"{json.dumps(p.source, ensure_ascii=False)}]\n"
+                ).encode()
             buffer.append(line)
             lengths.append(len(line))
             if len(buffer) >= _FLUSH_EVERY:

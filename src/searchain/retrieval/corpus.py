@@ -180,8 +180,9 @@ def _read_title_sentences(path: str | Path) -> Iterator[Passage]:
         if not isinstance(sentences, list) or not all(isinstance(x, str) for x in sentences):
             raise CorpusError(path, None, f"{title!r}: expected a list of sentence strings")
         # HotpotQA-style sentences carry their own leading space; others get one.
-        text = "".join(x if i == 0 or x[:1].isspace() else " " + x
-                       for i, x in enumerate(sentences)).strip()  # fmt: skip
+        text = "".join(
+            x if i == 0 or x[:1].isspace() else " " + x for i, x in enumerate(sentences)
+        ).strip()
         if text:
             yield Passage(str(title), text, str(title))
 

@@ -44,8 +44,11 @@ def alce_scores(trace: Trace, gold: dict[str, Any], nli: NLI | None) -> dict[str
         out["str_em"] = str_em(text, groups)
     if family == "qampari" and groups:
         q = qampari_scores(text, groups)
-        out.update(qampari_precision=q["precision"], qampari_recall_5=q["recall_top5"],
-                   qampari_f1_5=q["f1_top5"])  # fmt: skip
+        out.update(
+            qampari_precision=q["precision"],
+            qampari_recall_5=q["recall_top5"],
+            qampari_f1_5=q["f1_top5"],
+        )
     if nli is None:
         return out
     if family == "eli5" and gold.get("claims"):

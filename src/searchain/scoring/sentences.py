@@ -8,12 +8,11 @@ from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 
-_ABBREVIATIONS = (
-    "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "ft", "vs", "etc", "e.g", "i.e",
-    "u.s", "u.k", "u.n", "no", "vol", "fig", "jan", "feb", "mar", "apr", "jun", "jul", "aug",
-    "sep", "sept", "oct", "nov", "dec", "inc", "ltd", "co", "corp", "gen", "col", "lt", "sgt",
-    "gov", "sen", "rep", "rev", "ave", "approx", "ca", "c",
-)  # fmt: skip
+_ABBREVIATIONS = tuple(
+    "mr mrs ms dr prof sr jr st mt ft vs etc e.g i.e u.s u.k u.n no vol fig jan feb mar apr jun "
+    "jul aug sep sept oct nov dec inc ltd co corp gen col lt sgt gov sen rep rev ave approx ca "
+    "c".split()
+)
 
 
 @functools.cache

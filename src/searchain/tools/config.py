@@ -43,9 +43,18 @@ from searchain.tools.search import SearchTool
 BUILTINS = ("search", "calculator")
 _TOOL_KEYS = {"name", "description", "parameters", "http"}
 _HTTP_KEYS = {
-    "url", "method", "static_params", "headers", "allowed_hosts", "allow_private",
-    "max_bytes", "timeout_s", "max_redirects", "retries", "body",
-}  # fmt: skip
+    "url",
+    "method",
+    "static_params",
+    "headers",
+    "allowed_hosts",
+    "allow_private",
+    "max_bytes",
+    "timeout_s",
+    "max_redirects",
+    "retries",
+    "body",
+}
 _ENV = re.compile(r"\$\{(\w+)\}")
 
 
@@ -125,8 +134,17 @@ def _http_tool(entry: dict[str, Any], where: str) -> HttpTool:
         k: _expand_env(v, f"{where} headers.{k}") for k, v in (http.get("headers") or {}).items()
     }
     policy = None
-    if any(k in http for k in ("allowed_hosts", "allow_private", "max_bytes", "timeout_s",
-                               "max_redirects", "retries")):  # fmt: skip
+    if any(
+        k in http
+        for k in (
+            "allowed_hosts",
+            "allow_private",
+            "max_bytes",
+            "timeout_s",
+            "max_redirects",
+            "retries",
+        )
+    ):
         hosts = http.get("allowed_hosts")
         if hosts is None and not re.fullmatch(r"\{\w+\}", http["url"]):
             hosts = [_host_of(http["url"])]

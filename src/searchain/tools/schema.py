@@ -24,9 +24,21 @@ TYPES: dict[str, tuple[type, ...]] = {
 }
 ANNOTATIONS = {"description", "title", "default", "examples", "format", "$schema"}
 KEYWORDS = {
-    "type", "properties", "required", "additionalProperties", "enum", "const", "minLength",
-    "maxLength", "pattern", "minimum", "maximum", "items", "minItems", "maxItems",
-} | ANNOTATIONS  # fmt: skip
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "enum",
+    "const",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minimum",
+    "maximum",
+    "items",
+    "minItems",
+    "maxItems",
+} | ANNOTATIONS
 
 
 class SchemaError(ValueError):

@@ -22,8 +22,11 @@ def read_alce(path: Path) -> Iterator[Example]:
                 answer_values(qa.get("short_answers")) for qa in ctx.array(record, "qa_pairs")
             ]
             meta.update(alce="asqa", answer_groups=groups, qa_pairs=record["qa_pairs"])
-            longs = [a.get("long_answer") for a in ctx.array(record, "annotations")
-                     if isinstance(a, dict) and a.get("long_answer")]  # fmt: skip
+            longs = [
+                a.get("long_answer")
+                for a in ctx.array(record, "annotations")
+                if isinstance(a, dict) and a.get("long_answer")
+            ]
             if record.get("answer") and not longs:
                 longs = [record["answer"]]
             meta["long_answers"] = longs

@@ -23,8 +23,15 @@ def _fever_label(ctx: Ctx, value: str | None) -> str | None:
 
 # FEVER's wiki dump escapes brackets and some punctuation in page titles (PTB style) and uses
 # underscores for spaces; Wikipedia (and every corpus here) writes "Ed Wood (film)".
-_PTB = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}",
-        "-COLON-": ":"}  # fmt: skip
+_PTB = {
+    "-LRB-": "(",
+    "-RRB-": ")",
+    "-LSB-": "[",
+    "-RSB-": "]",
+    "-LCB-": "{",
+    "-RCB-": "}",
+    "-COLON-": ":",
+}
 
 
 def wikipedia_title(fever_title: str) -> str:
@@ -50,8 +57,14 @@ def read_fever(path: Path) -> Iterator[Example]:
                     members.append([title, sent])
                     if (title, sent) not in seen:
                         seen.add((title, sent))
-                        gold.append({"id": f"{title}#{sent}", "title": wikipedia_title(title),
-                                     "text": "", "sentence_id": sent})  # fmt: skip
+                        gold.append(
+                            {
+                                "id": f"{title}#{sent}",
+                                "title": wikipedia_title(title),
+                                "text": "",
+                                "sentence_id": sent,
+                            }
+                        )
             if members:
                 sets.append(members)
         meta: dict[str, Any] = {"evidence_sets": sets}

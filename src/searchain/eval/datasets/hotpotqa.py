@@ -98,16 +98,24 @@ def read_hotpotqa_like(path: Path, two_wiki: bool) -> Iterator[Example]:
         paragraphs = _paragraphs(ctx, record)
         support = _supporting(ctx, record)
         contexts = [
-            {"id": p["title"], "title": p["title"], "text": p["text"],
-             "is_supporting": p["title"] in support}
+            {
+                "id": p["title"],
+                "title": p["title"],
+                "text": p["text"],
+                "is_supporting": p["title"] in support,
+            }
             for p in paragraphs
-        ]  # fmt: skip
+        ]
         gold = [
-            {"id": p["title"], "title": p["title"], "text": p["text"],
-             "sentence_ids": support[p["title"]]}
+            {
+                "id": p["title"],
+                "title": p["title"],
+                "text": p["text"],
+                "sentence_ids": support[p["title"]],
+            }
             for p in paragraphs
             if p["title"] in support
-        ]  # fmt: skip
+        ]
         # Supporting titles missing from the context (fullwiki files): ids without text.
         have = {g["title"] for g in gold}
         gold += [

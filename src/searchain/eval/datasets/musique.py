@@ -28,9 +28,14 @@ def read_musique(path: Path) -> Iterator[Example]:
                 per_title[title] = n + 1
                 pid = pool[(title, text)] = f"{title}#{n}"
             contexts.append(
-                {"id": pid, "title": title, "text": text, "idx": p.get("idx"),
-                 "is_supporting": bool(p.get("is_supporting"))}
-            )  # fmt: skip
+                {
+                    "id": pid,
+                    "title": title,
+                    "text": text,
+                    "idx": p.get("idx"),
+                    "is_supporting": bool(p.get("is_supporting")),
+                }
+            )
         answers = answer_values([record.get("answer"), *ctx.array(record, "answer_aliases")])
         yield Example(
             id=ctx.text(record, "id", required=False) or qid(question),

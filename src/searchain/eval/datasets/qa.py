@@ -27,8 +27,13 @@ from searchain.retrieval._lines import open_text
 
 _ANSWER_KEYS = ("answers", "answer", "Answer", "Answers", "target", "targets")
 _ID_KEYS = ("id", "_id", "qid", "question_id", "QuestionId", "example_id", "sample_id")
-_QA_META = ("def_correct_predictions", "poss_correct_predictions", "def_incorrect_predictions",
-            "question_source", "QuestionSource")  # fmt: skip
+_QA_META = (
+    "def_correct_predictions",
+    "poss_correct_predictions",
+    "def_incorrect_predictions",
+    "question_source",
+    "QuestionSource",
+)
 
 
 def _qa_example(ctx: Ctx, record: dict[str, Any]) -> Example:
@@ -119,5 +124,9 @@ def read_dpr_qas(path: Path) -> Iterator[Example]:
             if not isinstance(answers, list | tuple):
                 raise DatasetError(path, lineno, "the answers are not a list literal")
             question = question.strip()
-            yield Example(id=qid(question), question=question, answers=answer_values(
-                list(answers)), task="open")  # fmt: skip
+            yield Example(
+                id=qid(question),
+                question=question,
+                answers=answer_values(list(answers)),
+                task="open",
+            )

@@ -16,8 +16,11 @@ def read_strategyqa(path: Path) -> Iterator[Example]:
         label = yes_no(raw)
         if raw is not None and label is None:
             raise ctx.fail(f'field "answer" must be a boolean, got {raw!r}')
-        meta: dict[str, Any] = {k: record[k] for k in ("term", "description", "decomposition",
-                                                       "evidence") if k in record}  # fmt: skip
+        meta: dict[str, Any] = {
+            k: record[k]
+            for k in ("term", "description", "decomposition", "evidence")
+            if k in record
+        }
         meta["facts"] = ctx.array(record, "facts")
         yield Example(
             id=ctx.text(record, "qid", "id", required=False) or qid(question),

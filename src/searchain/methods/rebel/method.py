@@ -26,8 +26,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from searchain import prompts
 from searchain.events import emit
 from searchain.llm import LLM
@@ -42,19 +40,11 @@ from searchain.methods.rebel.parse import (
     parse_tool_number,
     parse_yes_no,
 )
-from searchain.text import normalize_answer
+from searchain.methods.rebel.subquestions import cap_subquestions, dedup_subquestions
 from searchain.tools.base import Tool, ToolError, ToolOutput, truncate
 from searchain.types import Node, Passage, Trace
 
 Fact = tuple[str, str]
-
-
-def cap_subquestions(kept: list[str], cap: int, removed: list) -> tuple[list[str], int]:
-    """The first ``cap`` subquestions, the rest recorded in ``removed`` with why; and how
-    many were dropped."""
-    for s in kept[cap:]:
-        removed.append({"text": s, "reason": "over max_subquestions"})
-    return kept[:cap], max(0, len(kept) - cap)
 
 
 class _OutOfCalls(Exception):
@@ -181,8 +171,9 @@ class Rebel:
         return node
 
     def _split(self, state: _State, node: Node, known: list[Fact]) -> tuple[list[str], bool]:
-        values = dict(tools=self.tool_list or "(none)", memory=render_memory(known),
-                      question=node.query)  # fmt: skip
+        values = dict(
+            tools=self.tool_list or "(none)", memory=render_memory(known), question=node.query
+        )
         template = "rebel/split" if self.cfg.split_prompt == "self" else "rebel/split_empty"
         reply = self._llm(state, "split", values, self.cfg.split_tokens, template=template)
         subs, how = parse_subquestions(reply, chat=state.chat)
@@ -192,8 +183,11 @@ class Rebel:
         kept, allow = self._dedup(node.query, subs, info["removed"])
         kept, dropped = cap_subquestions(kept, self.cfg.max_subquestions, info["removed"])
         if dropped:  # a budget the paper does not have: said in the trace (issue 29 R3)
-            self._note(state, f"{node.id}: {dropped} subquestion(s) over max_subquestions "
-                              f"({self.cfg.max_subquestions}) not asked")  # fmt: skip
+            self._note(
+                state,
+                f"{node.id}: {dropped} subquestion(s) over max_subquestions "
+                f"({self.cfg.max_subquestions}) not asked",
+            )
         info["subquestions"] = kept
         node.meta["split"] = info
         for s in kept:
@@ -201,31 +195,8 @@ class Rebel:
         return kept, allow
 
     def _dedup(self, parent: str, subs: list[str], removed: list) -> tuple[list[str], bool]:
-        """Drop subquestions that copy the parent (then the rest may not split: the paper's
-        guard against unbounded recursion) or an earlier sibling."""
-        if not subs:
-            return [], True
-        if self.embedder is not None:
-            vecs = self.embedder.encode([parent, *subs])
-            sims = vecs[1:] @ vecs.T  # row i: sub i against parent (col 0) and subs
-        else:
-            norm = [normalize_answer(x) for x in [parent, *subs]]
-            sims = np.array([[float(a == b) for b in norm] for a in norm[1:]])
-        kept: list[int] = []
-        allow = True
-        for i, s in enumerate(subs):
-            to_parent = float(sims[i, 0])
-            if to_parent > self.cfg.dedup_threshold:
-                removed.append({"text": s, "reason": "copies the question", "cosine": to_parent})
-                allow = False
-                continue
-            dup = next((j for j in kept if float(sims[i, j + 1]) > self.cfg.dedup_threshold), None)
-            if dup is not None:
-                removed.append({"text": s, "reason": f"copies subquestion {dup + 1}",
-                                "cosine": float(sims[i, dup + 1])})  # fmt: skip
-                continue
-            kept.append(i)
-        return [subs[i] for i in kept], allow
+        """Drop subquestions that copy the parent or an earlier sibling (``.subquestions``)."""
+        return dedup_subquestions(parent, subs, removed, self.embedder, self.cfg.dedup_threshold)
 
     def _answer(self, state: _State, node: Node, known: list[Fact]) -> str:
         if not self.tools:
@@ -298,8 +269,9 @@ class Rebel:
         # parameter, so a base model writes a value instead of describing one.
         first = (tool.parameters.get("properties") or {})[names[0]]
         prefix = "{" + json.dumps(names[0]) + ": " + ('"' if first.get("type") == "string" else "")
-        values = dict(tool=desc, memory=f"<FACTS>{facts}</FACTS>" if known else "",
-                      question=q, prefix=prefix)  # fmt: skip
+        values = dict(
+            tool=desc, memory=f"<FACTS>{facts}</FACTS>" if known else "", question=q, prefix=prefix
+        )
         reply = self._llm(state, "tool_input", values, self.cfg.input_tokens, ("</A>", "\n"))
         info["input_reply"] = reply
         # A chat reply is the whole object (no prefix to continue), often in a code fence.

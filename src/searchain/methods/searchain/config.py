@@ -74,80 +74,107 @@ QUESTION_POSITIONS = ("instruction", "last")
 
 @dataclass
 class SearChainConfig:
-    task: str = setting("multihop", "Prompt family: multihop (HotpotQA, MuSiQue, ...), yesno "
-                        "(StrategyQA), factcheck (FEVER), longform (ELI5).",
-                        choices=TASKS, flag="task")  # fmt: skip
+    task: str = setting(
+        "multihop",
+        "Prompt family: multihop (HotpotQA, MuSiQue, ...), yesno "
+        "(StrategyQA), factcheck (FEVER), longform (ELI5).",
+        choices=TASKS,
+        flag="task",
+    )
     theta: float | None = setting(
-        None, "Reader confidence threshold θ (null: the reader's calibrated value).",
-        ge=-100, le=100, flag="theta",
-    )  # fmt: skip
+        None,
+        "Reader confidence threshold θ (null: the reader's calibrated value).",
+        ge=-100,
+        le=100,
+        flag="theta",
+    )
     alpha: float = setting(
         0.35, "Long-form consistency: ROUGE-L(a_i, d_i) must exceed it.", ge=0, le=1
     )
-    r_max: int = setting(5, "Maximum rounds (chain generations).", ge=1, remote_le=10,
-                         flag="r-max")  # fmt: skip
+    r_max: int = setting(5, "Maximum rounds (chain generations).", ge=1, remote_le=10, flag="r-max")
     k: int = setting(1, "Passages per node (the paper: top-1).", ge=1, remote_le=20)
-    verification: bool = setting(True, "Ablation: let IR correct the LLM's answers.",
-                                 flag="verification")  # fmt: skip
-    completion: bool = setting(True, "Ablation: let IR answer unsolved queries.",
-                               flag="completion")  # fmt: skip
+    verification: bool = setting(
+        True, "Ablation: let IR correct the LLM's answers.", flag="verification"
+    )
+    completion: bool = setting(True, "Ablation: let IR answer unsolved queries.", flag="completion")
     use_ir: bool = setting(True, "Ablation: --no-ir is SearChain without IR.", flag="ir")
     template: str | None = setting(
-        None, "Your own CoQ prompt template file (first line '# fields: question').",
-        remote=False, flag="template",
-    )  # fmt: skip
+        None,
+        "Your own CoQ prompt template file (first line '# fields: question').",
+        remote=False,
+        flag="template",
+    )
     max_tokens: int = setting(256, "Tokens per chain generation.", ge=1, remote_le=1024)
-    trace_max_tokens: int = setting(160, "Tokens of the traced final content.", ge=1,
-                                    remote_le=1024)  # fmt: skip
+    trace_max_tokens: int = setting(
+        160, "Tokens of the traced final content.", ge=1, remote_le=1024
+    )
     post_cite: bool = setting(True, "Cite uncited sentences post hoc (labelled so).")
     # MiniLM puts paraphrases at ~0.96 but also "Where/When was X born?" at 0.96: only
     # near-identical wording is safe.
     dedup_threshold: float = setting(
-        0.97, "Cosine similarity (MiniLM) at which a query counts as already processed.",
-        gt=0, le=1, flag="dedup-threshold",
-    )  # fmt: skip
+        0.97,
+        "Cosine similarity (MiniLM) at which a query counts as already processed.",
+        gt=0,
+        le=1,
+        flag="dedup-threshold",
+    )
     answer_after_feedback: str = setting(
-        "llm", "Who answers a corrected node in the new branch: llm (the paper) or reader.",
+        "llm",
+        "Who answers a corrected node in the new branch: llm (the paper) or reader.",
         choices=ANSWER_AFTER_FEEDBACK,
-    )  # fmt: skip
+    )
     both_tags: str = setting(
-        "unsolved", "A node with both [Unsolved Query] and [Answer]: unsolved (the paper) or "
-        "answer.", choices=BOTH_TAGS,
-    )  # fmt: skip
+        "unsolved",
+        "A node with both [Unsolved Query] and [Answer]: unsolved (the paper) or answer.",
+        choices=BOTH_TAGS,
+    )
     # "before": what the code did before the setting existed; a run manifest leaves the
     # setting out at that value, so earlier runs still resume.
     tracing_context: str = setting(
-        "dialogue", "What a chat model sees when tracing: dialogue, demos or alone.",
-        choices=TRACING_CONTEXTS, before="dialogue",
-    )  # fmt: skip
+        "dialogue",
+        "What a chat model sees when tracing: dialogue, demos or alone.",
+        choices=TRACING_CONTEXTS,
+        before="dialogue",
+    )
     answer_in_query: str = setting(
-        "accept", "A reader answer its own query already names: accept (the paper) or ignore.",
-        choices=ANSWER_IN_QUERY, before="accept",
-    )  # fmt: skip
+        "accept",
+        "A reader answer its own query already names: accept (the paper) or ignore.",
+        choices=ANSWER_IN_QUERY,
+        before="accept",
+    )
     # The node's supporting passage is the best-ranked one that holds the reader's span.
     reader_passages: int = setting(
-        1, "Passages the reader reads at once (the paper: the top-1).", ge=1, remote_le=10,
+        1,
+        "Passages the reader reads at once (the paper: the top-1).",
+        ge=1,
+        remote_le=10,
         before=1,
-    )  # fmt: skip
+    )
     echo_retry: str = setting(
-        "none", "When chat tracing copies its turn back: none (answer from the verified "
-        "path) or ask again in context dialogue, demos or alone.", choices=ECHO_RETRY,
+        "none",
+        "When chat tracing copies its turn back: none (answer from the verified "
+        "path) or ask again in context dialogue, demos or alone.",
+        choices=ECHO_RETRY,
         before="none",
-    )  # fmt: skip
+    )
     # Before, tracing asked the bare claim for "the short answer", and the 1.5B model
     # answered a claim with an entity or a sentence, not a label.
     label_in_tracing: bool = setting(
-        True, "Chat tracing asks the question with the task's label instruction (FEVER: "
-        "SUPPORTS or REFUTES).", before=False,
-    )  # fmt: skip
+        True,
+        "Chat tracing asks the question with the task's label instruction (FEVER: "
+        "SUPPORTS or REFUTES).",
+        before=False,
+    )
     # "last" by default (issue 31): judged on the tune items, it lost no answer (cover-EM
     # +10.0 [0, +25]) and makes the instruction and demos a prefix computed once
     # (docs/searchain-fidelity.md); "instruction" is the paper's prompt.
     question_position: str = setting(
-        "last", "Where the CoQ prompt states the question: last (after the demos, so they "
+        "last",
+        "Where the CoQ prompt states the question: last (after the demos, so they "
         "are one static prefix, computed once) or instruction (the paper's prompt).",
-        choices=QUESTION_POSITIONS, before="instruction",
-    )  # fmt: skip
+        choices=QUESTION_POSITIONS,
+        before="instruction",
+    )
 
     def inert_settings(self) -> set[str]:
         """Settings that change nothing under this configuration (a run manifest leaves them

@@ -303,8 +303,9 @@ class SearChain:
     def _apply(self, state: _Run, fb: Feedback) -> None:
         """Record feedback: the node enters R as (q_i, g, d_i), Algorithm 1's R.add."""
         node = fb.node
-        node.meta.update(status="corrected" if fb.kind == "verify" else "completed",
-                         llm_answer=node.answer)  # fmt: skip
+        node.meta.update(
+            status="corrected" if fb.kind == "verify" else "completed", llm_answer=node.answer
+        )
         node.answer = fb.reader.answer
         node.source = "ir-corrected" if fb.kind == "verify" else "ir-completed"
         state.path.append(node)

@@ -104,9 +104,15 @@ def answer_from_content(trace: Trace, question: str, chain: Chain) -> None:
     trace.final_content = content_only(chain.final_content)
     trace.answer = short_answer(trace.final_content)
     trace.nodes.append(
-        Node(id="r1.content", query=question, answer=trace.answer, source="llm",
-             parent="q", meta={"status": "final-content-only"})
-    )  # fmt: skip
+        Node(
+            id="r1.content",
+            query=question,
+            answer=trace.answer,
+            source="llm",
+            parent="q",
+            meta={"status": "final-content-only"},
+        )
+    )
     trace.meta["answered_without_nodes"] = True
     trace.errors.append("the chain had no parsable node; answered from its [Final Content]")
 

@@ -38,53 +38,74 @@ _SPACE = re.compile(r"\s+")
 
 @dataclass
 class AgentConfig:
-    family: str = setting("asqa", "Demo family: asqa (factual), qampari (lists), eli5.",
-                          choices=FAMILIES, flag="family")  # fmt: skip
+    family: str = setting(
+        "asqa",
+        "Demo family: asqa (factual), qampari (lists), eli5.",
+        choices=FAMILIES,
+        flag="family",
+    )
     k: int = setting(3, "Passages per search (the paper: top-3).", ge=1, remote_le=20)
     reflection: bool = setting(True, 'Ablation "w/o reflection": search once, then write.')
-    max_reflections: int = setting(10, "Reflections before the sentence must be written (the "
-                                   "paper's 10).", ge=0, remote_le=20)  # fmt: skip
+    max_reflections: int = setting(
+        10, "Reflections before the sentence must be written (the paper's 10).", ge=0, remote_le=20
+    )
     n_demos: int = setting(4, "ALCE demos in the prompt (the paper's 4).", ge=0, le=8)
-    demo_doc_words: int | None = setting(None, "Demo documents cut to this many words (null: "
-                                         "whole, as the paper).", ge=1, remote_le=1000)  # fmt: skip
+    demo_doc_words: int | None = setting(
+        None,
+        "Demo documents cut to this many words (null: whole, as the paper).",
+        ge=1,
+        remote_le=1000,
+    )
     prompt_style: str = setting(
-        "paper", "paper: the paper's instruction and 'Here are some examples:'; task-line: "
+        "paper",
+        "paper: the paper's instruction and 'Here are some examples:'; task-line: "
         "this code's earlier prompt (a task line per family, no examples line).",
         choices=tp.STYLES,
-    )  # fmt: skip
+    )
     demo_budget: float = setting(
-        0.35, "Share of a local model's context the instruction and demos may take; past it "
+        0.35,
+        "Share of a local model's context the instruction and demos may take; past it "
         "the demos fall back to 60-word documents, then fewer demos (said in the trace).",
-        gt=0, le=1,
-    )  # fmt: skip
-    temperature: float = setting(0.7, "Sampling of a child's first action and sentence.",
-                                 ge=0, le=2)  # fmt: skip
-    resamples: int = setting(3, "Extra children sampled per expansion to replace "
-                             "duplicates.", ge=0, remote_le=20)  # fmt: skip
+        gt=0,
+        le=1,
+    )
+    temperature: float = setting(
+        0.7, "Sampling of a child's first action and sentence.", ge=0, le=2
+    )
+    resamples: int = setting(
+        3, "Extra children sampled per expansion to replace duplicates.", ge=0, remote_le=20
+    )
     # A 4k-token model: ~1.8k tokens after the demos, so the sentence is still written.
     max_prompt_chars: int | None = setting(
-        7_000, "Stop reflecting when the question's part of the prompt (history and this "
-        "step, after the demos) grows past this many characters (null: never).", ge=1000,
+        7_000,
+        "Stop reflecting when the question's part of the prompt (history and this "
+        "step, after the demos) grows past this many characters (null: never).",
+        ge=1000,
         remote_le=100_000,
-    )  # fmt: skip
+    )
     query_tokens: int = setting(32, "Tokens of a search query.", ge=1, remote_le=1024)
     reflexion_tokens: int = setting(64, "Tokens of a reflection.", ge=1, remote_le=1024)
     output_tokens: int = setting(96, "Tokens of a sentence.", ge=1, remote_le=1024)
-    max_citations: int = setting(3, "Citations per sentence (as ALCE scores them).", ge=1,
-                                 remote_le=10)  # fmt: skip
+    max_citations: int = setting(
+        3, "Citations per sentence (as ALCE scores them).", ge=1, remote_le=10
+    )
     hide_seen: bool = setting(
-        False, "Search skips passages already shown on the path (the paper returns the "
+        False,
+        "Search skips passages already shown on the path (the paper returns the "
         "query's top-k, repeats included).",
-    )  # fmt: skip
+    )
     cite_scope: str = setting(
-        "step", "Which documents a sentence may cite: step (the paper: this step's search "
-        "results) or path (any document shown so far).", choices=("step", "path"),
-    )  # fmt: skip
+        "step",
+        "Which documents a sentence may cite: step (the paper: this step's search "
+        "results) or path (any document shown so far).",
+        choices=("step", "path"),
+    )
     history: str = setting(
-        "all", "Earlier steps in the prompt: all (the paper: every search's documents) or "
+        "all",
+        "Earlier steps in the prompt: all (the paper: every search's documents) or "
         "cited (only the documents their sentence cited; shorter prompts).",
         choices=tp.HISTORIES,
-    )  # fmt: skip
+    )
 
     def __post_init__(self) -> None:
         check_settings(self)
@@ -107,10 +128,13 @@ class ThinkCiteProblem:
         # The paper's demos, or as many as fit a local model's context (said in prompt_notes)
         window, tokenize = context_window(llm), find_tokenizer(llm)
         n, words, note = tp.fit_header(
-            config.family, config.n_demos, config.demo_doc_words, config.prompt_style,
+            config.family,
+            config.n_demos,
+            config.demo_doc_words,
+            config.prompt_style,
             int(window * config.demo_budget) if window else None,
             (lambda text: len(tokenize(text))) if tokenize else None,
-        )  # fmt: skip
+        )
         self.prompt = {"n_demos": n, "demo_doc_words": words, "style": config.prompt_style}
         self.prompt_notes = [note] if note else []
         self.header = tp.header(config.family, n, words, config.prompt_style)
@@ -164,8 +188,12 @@ class ThinkCiteProblem:
     # -- one child: think → search → reflect → search … → output -------------------------
     def child(self, path: list[Step], seed: int) -> Step:
         cfg = self.config
-        text = (self.header + "\n\n"
-                + tp.render_history(self.question, path, self.config.history) + "\n")  # fmt: skip
+        text = (
+            self.header
+            + "\n\n"
+            + tp.render_history(self.question, path, self.config.history)
+            + "\n"
+        )
         has_answer = any(s.action == "output" for s in path)
         step = Step("output")
         query = ""
@@ -246,8 +274,10 @@ class ThinkCiteProblem:
     def _sampling(self, seed: int | None) -> dict[str, Any]:
         """Greedy, unless a seed asks for a sample at the configured temperature."""
         sampled = seed is not None and self.config.temperature > 0
-        return {"temperature": self.config.temperature if sampled else 0.0,
-                "seed": seed if sampled else None}  # fmt: skip
+        return {
+            "temperature": self.config.temperature if sampled else 0.0,
+            "seed": seed if sampled else None,
+        }
 
     def _gen(self, prompt: str, max_tokens: int, seed: int | None = None) -> str:
         r = self.llm.complete(prompt, max_tokens=max_tokens, stop=("\n",), **self._sampling(seed))

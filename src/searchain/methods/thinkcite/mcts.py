@@ -45,17 +45,22 @@ class Problem(Protocol[S]):
 @dataclass
 class MCTSConfig:
     n_children: int = setting(3, "Children per expansion (the paper's 3).", ge=1, remote_le=10)
-    max_depth: int = setting(6, "Deepest step of the search tree (the paper's 6).", ge=1,
-                             remote_le=10)  # fmt: skip
-    max_iterations: int = setting(30, "MCTS iterations (the paper's 30).", ge=1,
-                                  remote_le=200, flag="iterations")  # fmt: skip
+    max_depth: int = setting(
+        6, "Deepest step of the search tree (the paper's 6).", ge=1, remote_le=10
+    )
+    max_iterations: int = setting(
+        30, "MCTS iterations (the paper's 30).", ge=1, remote_le=200, flag="iterations"
+    )
     exploration: float = setting(
-        0.2, "w in UCT(s) = V(s) + w·sqrt(ln N(parent) / N(s)) (the paper's 0.2).", ge=0,
+        0.2,
+        "w in UCT(s) = V(s) + w·sqrt(ln N(parent) / N(s)) (the paper's 0.2).",
+        ge=0,
         remote_le=10,
-    )  # fmt: skip
+    )
     seed: int = setting(0, "Seed of the sampled expansions.", ge=0, le=2**31 - 1)
-    max_failures: int = setting(3, "Failed expansions in a row that end the search.", ge=1,
-                                remote_le=20)  # fmt: skip
+    max_failures: int = setting(
+        3, "Failed expansions in a row that end the search.", ge=1, remote_le=20
+    )
 
     def __post_init__(self) -> None:
         check_settings(self)

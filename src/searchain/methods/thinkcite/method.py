@@ -103,17 +103,22 @@ class ThinkCite:
         (before the pair existed) keeps its manifest and resumes."""
         if self.reward_model is None or self.reference is None or not self.config.reward.use_rg:
             return {}
-        return {"reward_model": model_name(self.reward_model),
-                "reward_reference": model_name(self.reference)}  # fmt: skip
+        return {
+            "reward_model": model_name(self.reward_model),
+            "reward_reference": model_name(self.reference),
+        }
 
     def run(self, question: str) -> Trace:
         t0 = time.perf_counter()
         trace = Trace(question=question, method=self.name)
         judge = self.judge.fork() if hasattr(self.judge, "fork") else self.judge  # type: ignore[union-attr]
         reward = ProgressReward(
-            self.config.reward, judge=judge, model=self.reward_model, reference=self.reference,
+            self.config.reward,
+            judge=judge,
+            model=self.reward_model,
+            reference=self.reference,
             list_answer=self.config.agent.family == "qampari",
-        )  # fmt: skip
+        )
         problem = ThinkCiteProblem(question, self.llm, self.retriever, reward, self.config.agent)
 
         def progress(i: int, best: float) -> None:

@@ -185,9 +185,9 @@ def fit_header(
     ladder = [(n_demos, doc_words), *((n, cut) for n in range(n_demos, -1, -1))]
     asked = count(header(family, n_demos, doc_words, style))
     for n, words in ladder:
-        tokens = asked if (n, words) == (n_demos, doc_words) else count(
-            header(family, n, words, style)
-        )  # fmt: skip
+        tokens = (
+            asked if (n, words) == (n_demos, doc_words) else count(header(family, n, words, style))
+        )
         if tokens <= budget or n == 0:
             if (n, words) == (n_demos, doc_words):
                 return n, words, None
@@ -226,8 +226,11 @@ def render_history(question: str, path: list[Step], history: str = "all") -> str
         cited = set(step.citations)
         for s in step.searches:
             lines.append(f"Search: {s.query}")
-            lines += [d for i, d in enumerate(render_documents(s))
-                      if history == "all" or s.first + i in cited]  # fmt: skip
+            lines += [
+                d
+                for i, d in enumerate(render_documents(s))
+                if history == "all" or s.first + i in cited
+            ]
             if s.reflexion is not None:
                 lines.append(f"Reflexion: {s.reflexion}")
         if step.action == "output":
@@ -262,8 +265,10 @@ def enforce_citations(
         keep = [m for m in found if m in valid][:max_cites]
         dropped = [m for m in found if m not in keep]
         if dropped:
-            notes.append(f"dropped citation marks {dropped} (outside 1..{valid.stop - 1} or > "
-                         f"{max_cites} per sentence)")  # fmt: skip
+            notes.append(
+                f"dropped citation marks {dropped} (outside 1..{valid.stop - 1} or > "
+                f"{max_cites} per sentence)"
+            )
         body = citations.strip_marks(sentence)
         if not body:
             continue

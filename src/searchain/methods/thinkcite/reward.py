@@ -46,8 +46,9 @@ class RewardConfig:
     use_ra: bool = setting(True, "Citation-attribution reward R_a (needs an NLI judge).")
     rg_weight: float = setting(1.0, "Weight of R_g in R.", ge=0, remote_le=10)
     ra_weight: float = setting(1.0, "Weight of R_a in R.", ge=0, remote_le=10)
-    max_citations: int = setting(3, "Citations per sentence (as ALCE scores them).", ge=1,
-                                 remote_le=10)  # fmt: skip
+    max_citations: int = setting(
+        3, "Citations per sentence (as ALCE scores them).", ge=1, remote_le=10
+    )
 
     def __post_init__(self) -> None:
         check_settings(self)

@@ -45,8 +45,7 @@ def reward_llm(
     if spec == POLICY:
         return policy
     if n_threads is None:  # the policy's, so the same GGUF is loaded once (llama_models)
-        n_threads = next((c.n_threads for c in unwrapped(policy) if hasattr(c, "n_threads")),
-                         None)  # fmt: skip
+        n_threads = next((c.n_threads for c in unwrapped(policy) if hasattr(c, "n_threads")), None)
     if spec.startswith("openai:"):
         model, _, url = spec.removeprefix("openai:").partition("@")
         if not model or not url:

@@ -134,9 +134,12 @@ def build_prompt(question: str, m: int, demos: list[Demo] | None = None) -> str:
         for d in demos
     )
     return prompts.fill(
-        "llm_url/few_shot", demos=shown, question=question, instruction=instruction(m),
+        "llm_url/few_shot",
+        demos=shown,
+        question=question,
+        instruction=instruction(m),
         primer=PRIMER,
-    )  # fmt: skip
+    )
 
 
 def build_messages(question: str, m: int, demos: list[Demo] | None = None) -> list[Message]:

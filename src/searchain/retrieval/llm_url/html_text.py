@@ -15,21 +15,26 @@ import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
-_SKIP_TAGS = {"script", "style", "noscript", "nav", "header", "footer", "form", "button", "svg",
-              "math", "template", "iframe", "object", "select", "textarea", "head"}  # fmt: skip
-_SKIP_CLASSES = {"navbox", "vertical-navbox", "navbar", "sistersitebox", "mw-editsection",
-                 "reference", "reflist", "references", "toc", "hatnote", "noprint", "metadata",
-                 "mw-jump-link", "catlinks", "printfooter", "mw-indicators", "shortdescription",
-                 "mw-cite-backlink", "ambox", "thumbcaption", "authority-control"}  # fmt: skip
-_SKIP_IDS = {"mw-navigation", "mw-head", "mw-panel", "footer", "catlinks", "toc", "siteSub",
-             "contentSub", "jump-to-nav", "p-search", "References", "External_links"}  # fmt: skip
+_SKIP_TAGS = set(
+    "script style noscript nav header footer form button svg math template iframe object select "
+    "textarea head".split()
+)
+_SKIP_CLASSES = set(
+    "navbox vertical-navbox navbar sistersitebox mw-editsection reference reflist references "
+    "toc hatnote noprint metadata mw-jump-link catlinks printfooter mw-indicators "
+    "shortdescription mw-cite-backlink ambox thumbcaption authority-control".split()
+)
+_SKIP_IDS = set(
+    "mw-navigation mw-head mw-panel footer catlinks toc siteSub contentSub jump-to-nav p-search "
+    "References External_links".split()
+)
 _CONTENT_CLASSES = {"mw-parser-output"}
 _CONTENT_IDS = {"mw-content-text"}
-_BLOCK = {"p", "div", "li", "ul", "ol", "dl", "dt", "dd", "tr", "table", "section", "article",
-          "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre", "figure", "br", "hr",
-          "caption", "main", "body"}  # fmt: skip
-_VOID = {"br", "hr", "img", "meta", "link", "input", "source", "area", "base", "col", "embed",
-         "param", "track", "wbr"}  # fmt: skip
+_BLOCK = set(
+    "p div li ul ol dl dt dd tr table section article h1 h2 h3 h4 h5 h6 blockquote pre figure "
+    "br hr caption main body".split()
+)
+_VOID = set("br hr img meta link input source area base col embed param track wbr".split())
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 _TITLE_SUFFIX = re.compile(r"\s+[-–—]\s+Wikipedia\s*$")
 

@@ -247,8 +247,12 @@ class LLMURLRetriever:
     ) -> dict[str, PageResult]:
         """For each URL whose title was not found, its first alternative spelling that is
         (:attr:`ExtractedURL.alternatives`), fetched all at once: ``{url: page}``."""
-        asks = [(u, alt) for u, page in zip(urls, pages, strict=True)
-                if page.status == "not_found" for alt in u.alternatives]  # fmt: skip
+        asks = [
+            (u, alt)
+            for u, page in zip(urls, pages, strict=True)
+            if page.status == "not_found"
+            for alt in u.alternatives
+        ]
         if not asks:
             return {}
         found = self.fetcher.fetch_titles([a for _, a in asks], [u.host for u, _ in asks])  # type: ignore[misc]

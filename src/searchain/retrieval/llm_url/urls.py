@@ -42,9 +42,23 @@ MAX_KEPT = 3
 _PAIRS = {")": "(", "]": "[", "}": "{"}
 # Namespaces that are not articles; a generated URL into them is not a usable document.
 _NON_ARTICLE = {
-    "special", "file", "image", "category", "template", "help", "portal", "talk", "user",
-    "wikipedia", "mediawiki", "module", "draft", "media", "user talk", "wikipedia talk",
-}  # fmt: skip
+    "special",
+    "file",
+    "image",
+    "category",
+    "template",
+    "help",
+    "portal",
+    "talk",
+    "user",
+    "wikipedia",
+    "mediawiki",
+    "module",
+    "draft",
+    "media",
+    "user talk",
+    "wikipedia talk",
+}
 _BAD_TITLE_CHARS = re.compile(r"[#<>\[\]{}|\x00-\x1f\x7f]")
 MAX_TITLE_BYTES = 255  # MediaWiki's limit
 
