@@ -11,7 +11,8 @@
 ``ask`` takes the same methods, models and retrievers as ``searchain ask`` and returns the
 same :class:`~searchain.types.Trace` (``.answer``, ``.final_content``, ``.citations``,
 ``.references``, ``.nodes``, ``.to_dict()``). For many questions, :func:`make_asker` opens the
-model and index once.
+model and index once. :func:`evaluate` runs methods over a data set into a resumable run
+directory, as ``searchain eval`` does, and :func:`report` compares runs.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from searchain.retrieval.base import Retriever
 from searchain.retrieval.documents import IndexReport, index_documents
 from searchain.types import Trace
 
-__all__ = ["ask", "index_folder", "make_asker", "open_index", "settings"]
+__all__ = ["ask", "evaluate", "index_folder", "make_asker", "open_index", "report", "settings"]
 
 
 def index_folder(
@@ -71,28 +72,64 @@ def make_asker(
     """A function that answers questions, with the model and index opened once.
 
     ``index``: an index object, the path of one, or ``None`` for the bundled demo corpus.
-    ``llm``/``model``/``base_url``/``api``: as ``searchain ask --llm/--model/--base-url/--api``
-    (the local default: ``$SEARCHAIN_MODEL``, else Qwen2.5-Coder-1.5B-Instruct).
-    ``method_options``: the method's settings (``theta=``, ``r_max=`` for SearChain, ...;
-    :func:`settings` lists them), checked by name, type and range before any model runs.
+    ``model``: one string — ``qwen2.5-coder-1.5b``, ``local:PATH.gguf``,
+    ``openai:gpt-4o-mini@http://127.0.0.1:8000/v1`` — or, as ``searchain ask`` takes them,
+    ``llm``/``model``/``base_url``/``api`` (the default: ``$SEARCHAIN_MODEL``, else
+    Qwen2.5-Coder-1.5B-Instruct). ``method_options``: the method's settings (``theta=``,
+    ``r_max=`` for SearChain, ...; :func:`settings` lists them), checked by name, type and
+    range before any model runs; objects (a tools list, an NLI judge) go to the builder.
     """
-    from searchain.llm import make_llm
-    from searchain.llm.models import answer_model
-    from searchain.methods.base import traced
-    from searchain.methods.registry import build_method
-    from searchain.retrieval import default_index
+    from searchain.methods.assembly import Spec, assemble, model_string
+    from searchain.methods.registry import takes
 
-    if index is None:
-        retriever: Retriever = default_index()
-    elif isinstance(index, str | Path):
-        retriever = open_index(index)
-    else:
-        retriever = index
-    if llm == "local":
-        model = answer_model(model)  # the 1.5B instruct model, unless told otherwise
-    client = make_llm(llm, model=model, base_url=base_url, api=api, cache=cache)
-    runner = build_method(method, client, retriever, k=k, **method_options)
-    return traced(runner, client)
+    if k is not None and takes(method, "k"):
+        method_options.setdefault("k", k)
+    plain = {n: v for n, v in method_options.items() if v is None or isinstance(v, _PLAIN)}
+    objects = {n: v for n, v in method_options.items() if n not in plain}
+    spec = Spec(
+        method=method,
+        model=model_string(llm, model, base_url),
+        api=api,
+        options=plain,
+        cache=cache,
+    )
+    retriever = open_index(index) if isinstance(index, str | Path) else index
+    return assemble(spec, retriever=retriever, **objects)
+
+
+_PLAIN = (bool, int, float, str)
+
+
+def evaluate(
+    dataset: str,
+    out: str | Path,
+    *,
+    methods: Sequence[str] = ("searchain",),
+    model: str | None = None,
+    index: str | Path | None = None,
+    limit: int | None = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """Run ``methods`` over ``dataset`` (a name such as ``hotpotqa`` or a file) into the run
+    directory ``out``, resuming it if it exists, and return the summary (``done``,
+    ``failed``, ``skipped``, ``seconds``); :func:`report` compares runs. ``options`` are
+    :class:`~searchain.eval.evaluate.Evaluation`'s (``seed``, ``concurrency``, ``k``,
+    ``options`` per method, ``retry_failed``, ...); ``model`` as :func:`make_asker`'s."""
+    from searchain.eval.evaluate import Evaluation
+    from searchain.eval.evaluate import evaluate as run_evaluation
+    from searchain.methods.assembly import Spec
+
+    spec = Spec(model=model, index=str(index) if index else None)
+    plan = Evaluation(dataset, Path(out), tuple(methods), spec, limit=limit, **options)
+    return run_evaluation(plan)
+
+
+def report(*runs: str | Path) -> str:
+    """The Markdown comparison of run directories (methods x metrics with 95 % bootstrap
+    confidence intervals), as ``searchain report`` prints it."""
+    from searchain.eval import report as rep
+
+    return rep.markdown(rep.summarize(rep.load([Path(r) for r in runs])))
 
 
 def settings(method: str = "searchain") -> tuple[Setting, ...]:

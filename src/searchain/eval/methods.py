@@ -48,37 +48,29 @@ class MethodsSpec:
 
 
 def describe(method: Any) -> dict[str, Any]:
-    """A method's effective configuration, for the run manifest: its class and its settings
-    (the config dataclass of SearChain, REBEL and Think&Cite, or a baseline's plain
-    attributes)."""
+    """A method's effective configuration, for the run manifest: its name and class, its
+    config's settings (every method holds its settings dataclass as ``config``), what the
+    method derives from them (``manifest_extra()``: a template, REBEL's tool list,
+    Think&Cite's reward pair) and the kinds of its retriever and reader."""
     out: dict[str, Any] = {"name": method.name, "class": type(method).__name__}
-    config = getattr(method, "config", None)
-    if dataclasses.is_dataclass(config) and not isinstance(config, type):
-        # A setting added later is recorded only where it differs from what the code did
-        # before it existed (its field's metadata "before"): a run made before it was added
-        # resumes, a run that sets it otherwise is a different configuration.
-        values = dataclasses.asdict(config)
-        inert = config.inert_settings() if hasattr(config, "inert_settings") else set()
-        for f in dataclasses.fields(config):
-            if "before" in f.metadata and (
-                values[f.name] == f.metadata["before"] or f.name in inert
-            ):
-                del values[f.name]
-        out.update(values)
-        if isinstance(getattr(method, "tool_list", None), str):  # REBEL: what its tools are
-            out["tool_list"] = method.tool_list
-        if hasattr(method, "manifest_extra"):  # Think&Cite: the models its reward compares
-            out.update(method.manifest_extra())
-    else:
-        out.update(
-            {
-                k: v
-                for k, v in vars(method).items()
-                if not k.startswith("_") and isinstance(v, str | int | float | bool)
-            }
-        )
+    out.update(config_values(method.config))
+    if hasattr(method, "manifest_extra"):
+        out.update(method.manifest_extra())
     for part in ("retriever", "reader"):
         obj = getattr(method, part, None)
         if obj is not None:
             out[part] = type(obj).__name__
     return json.loads(json.dumps(out, default=str))  # paths, enums...: as text
+
+
+def config_values(config: Any) -> dict[str, Any]:
+    """A settings dataclass's values. A setting added later is recorded only where it
+    differs from what the code did before it existed (its field's metadata "before"): a run
+    made before it was added resumes, a run that sets it otherwise is a different
+    configuration."""
+    values = dataclasses.asdict(config)
+    inert = config.inert_settings() if hasattr(config, "inert_settings") else set()
+    for f in dataclasses.fields(config):
+        if "before" in f.metadata and (values[f.name] == f.metadata["before"] or f.name in inert):
+            del values[f.name]
+    return values

@@ -25,7 +25,6 @@ from searchain.llm import LLM
 from searchain.methods.base import call_template, is_chat
 from searchain.methods.baseline_util import (
     TASK_KINDS,
-    check_task,
     clean,
     final_answer,
     task_question,
@@ -48,14 +47,22 @@ class PromptOnly:
     """Answer from the model's own knowledge with one prompt."""
 
     def __init__(
-        self, llm: LLM, *, name: str, template: str, max_tokens: int, task: str = "open",
-        demos: int | None = None,
-    ) -> None:  # fmt: skip
-        self.llm, self.name, self.template, self.max_tokens = llm, name, template, max_tokens
-        self.task = check_task(task)
-        self.demos = demos  # recorded in the run manifest (eval/methods.describe) and traces
+        self,
+        llm: LLM,
+        config: DirectConfig | CoTConfig,
+        *,
+        name: str,
+        template: str,
+        demos: int,
+    ) -> None:
+        self.llm, self.name, self.config = llm, name, config
+        # What the name and config imply, recorded in the run manifest and traces.
+        self.template, self.demos = template, demos
         self.stop = ZERO_SHOT_STOP if demos == 0 else STOP
         prompts.load(template)  # a missing template fails at construction, not per item
+
+    def manifest_extra(self) -> dict[str, Any]:
+        return {"template": self.template, "demos": self.demos}
 
     def run(self, question: str) -> Trace:
         t0 = time.perf_counter()
@@ -64,10 +71,14 @@ class PromptOnly:
         emit("llm", purpose="answer")
         chat = is_chat(self.llm)
         result = call_template(
-            self.llm, self.template, max_tokens=self.max_tokens, stop=self.stop, chat_stop=(),
-            question=task_question(question, self.task),
-        )  # fmt: skip
-        trace.meta.update(task=self.task, template=self.template, demos=self.demos)
+            self.llm,
+            self.template,
+            max_tokens=self.config.max_tokens,
+            stop=self.stop,
+            chat_stop=(),
+            question=task_question(question, self.config.task),
+        )
+        trace.meta.update(task=self.config.task, template=self.template, demos=self.demos)
         trace.usage.add(result.usage)
         # A base model's answer is its first line (the only one, with the demos' "\n" stop).
         lines = [line.strip() for line in result.text.splitlines() if line.strip()]
@@ -78,7 +89,7 @@ class PromptOnly:
         if found is None and self.name == "cot":
             trace.errors.append('no "So the final answer is:" in the output; answer = all of it')
         if result.completions and result.completions[0].finish_reason == "length":
-            trace.errors.append(f"output cut at {self.max_tokens} tokens")
+            trace.errors.append(f"output cut at {self.config.max_tokens} tokens")
         trace.answer = found if found is not None else clean(text)
         trace.final_content = text
         trace.nodes = [Node(id="1", query=question, answer=trace.answer, source="llm")]
@@ -91,8 +102,12 @@ class PromptOnly:
 class DirectConfig:
     max_tokens: int = setting(32, "Tokens of the answer.", ge=1, remote_le=1024)
     demos: int = setting(0, "Demos: 0 (the SearChain paper's Table 8) or 4.", choices=(0, 4))
-    task: str = setting("open", "The data set's task kind: the label instruction added to "
-                        "the question (FEVER, StrategyQA).", choices=TASK_KINDS)  # fmt: skip
+    task: str = setting(
+        "open",
+        "The data set's task kind: the label instruction added to "
+        "the question (FEVER, StrategyQA).",
+        choices=TASK_KINDS,
+    )
 
     def __post_init__(self) -> None:
         check_settings(self)
@@ -101,8 +116,12 @@ class DirectConfig:
 @dataclass
 class CoTConfig:
     max_tokens: int = setting(128, "Tokens of the reasoning and answer.", ge=1, remote_le=1024)
-    task: str = setting("open", "The data set's task kind: the label instruction added to "
-                        "the question (FEVER, StrategyQA).", choices=TASK_KINDS)  # fmt: skip
+    task: str = setting(
+        "open",
+        "The data set's task kind: the label instruction added to "
+        "the question (FEVER, StrategyQA).",
+        choices=TASK_KINDS,
+    )
 
     def __post_init__(self) -> None:
         check_settings(self)
@@ -112,16 +131,13 @@ def direct_prompting(llm: LLM, config: DirectConfig | None = None, **options: An
     """Direct prompting with ``demos`` demos: 0 (the SearChain paper's Table 8) or 4."""
     cfg = config or config_from_options(DirectConfig, options, "direct-prompting")
     return PromptOnly(
-        llm, name="direct-prompting", template=DIRECT[cfg.demos], max_tokens=cfg.max_tokens,
-        task=cfg.task, demos=cfg.demos,
-    )  # fmt: skip
+        llm, cfg, name="direct-prompting", template=DIRECT[cfg.demos], demos=cfg.demos
+    )
 
 
 def chain_of_thought(llm: LLM, config: CoTConfig | None = None, **options: Any) -> PromptOnly:
     cfg = config or config_from_options(CoTConfig, options, "cot")
-    return PromptOnly(
-        llm, name="cot", template=COT, max_tokens=cfg.max_tokens, task=cfg.task, demos=4
-    )
+    return PromptOnly(llm, cfg, name="cot", template=COT, demos=4)
 
 
 @dataclass
@@ -135,9 +151,14 @@ class Vote:
 
 
 def cot_sc(
-    llm: LLM, question: str, *, samples: int, temperature: float, seed: int,
+    llm: LLM,
+    question: str,
+    *,
+    samples: int,
+    temperature: float,
+    seed: int,
     max_tokens: int = 128,
-) -> Vote:  # fmt: skip
+) -> Vote:
     """Self-consistency over chain-of-thought: ``samples`` sampled CoT answers (fixed seed,
     so a run can be replayed and cached) and their majority, by normalised answer; a tie goes
     to the answer sampled first. ``question`` already carries any label instruction."""

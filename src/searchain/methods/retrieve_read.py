@@ -38,11 +38,16 @@ def render_documents(passages: list) -> str:
 class RetrieveReadConfig:
     k: int = setting(5, "Passages read at once.", ge=1, remote_le=20)
     max_tokens: int = setting(128, "Tokens of the answer.", ge=1, remote_le=1024)
-    template: str = setting("retrieve_read", "The prompt template (a name under prompts/).",
-                            remote=False)  # fmt: skip
+    template: str = setting(
+        "retrieve_read", "The prompt template (a name under prompts/).", remote=False
+    )
     post_cite: bool = setting(True, "Cite uncited sentences post hoc (labelled so).")
-    task: str = setting("open", "The data set's task kind: the label instruction added to "
-                        "the question (FEVER, StrategyQA).", choices=TASK_KINDS)  # fmt: skip
+    task: str = setting(
+        "open",
+        "The data set's task kind: the label instruction added to "
+        "the question (FEVER, StrategyQA).",
+        choices=TASK_KINDS,
+    )
 
     def __post_init__(self) -> None:
         check_settings(self)
@@ -59,33 +64,32 @@ class RetrieveRead:
         **options: Any,
     ) -> None:
         cfg = config or config_from_options(RetrieveReadConfig, options, self.name)
-        self.llm, self.retriever, self.k = llm, retriever, cfg.k
-        self.task = cfg.task
-        self.max_tokens, self.template = cfg.max_tokens, cfg.template
-        # Small models rarely write [n] marks; post-hoc citation (ALCE) fills the gaps and
-        # every such citation is labelled origin="post-hoc" in the trace.
-        self.post_cite = cfg.post_cite
+        # Small models rarely write [n] marks; post-hoc citation (ALCE, cfg.post_cite) fills
+        # the gaps and every such citation is labelled origin="post-hoc" in the trace.
+        self.llm, self.retriever, self.config = llm, retriever, cfg
 
     def run(self, question: str) -> Trace:
         t0 = time.perf_counter()
         trace = Trace(question=question, method=self.name)
-        passages = self.retriever.search(question, k=self.k)
+        passages = self.retriever.search(question, k=self.config.k)
         result = call_template(
             self.llm,
-            self.template,
-            max_tokens=self.max_tokens,
+            self.config.template,
+            max_tokens=self.config.max_tokens,
             stop=("\n",),
             chat_stop=(),
             documents=render_documents(passages),
-            question=task_question(question, self.task),
+            question=task_question(question, self.config.task),
         )
-        trace.meta.update(task=self.task, k=self.k)  # k: what recall@k may be asked of it
+        trace.meta.update(
+            task=self.config.task, k=self.config.k
+        )  # k: what recall@k may be asked of it
         trace.usage.add(result.usage)
         text = result.text.strip()
         trace.answer = short_answer(text) if is_chat(self.llm) else extract_answer(text)
         model_marks, trace.errors = citations.resolve(text, passages)
         added: list = []
-        if self.post_cite:
+        if self.config.post_cite:
             text, added = citations.post_cite(text, passages)
         trace.final_content = text
         trace.references = passages

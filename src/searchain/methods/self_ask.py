@@ -117,15 +117,22 @@ def chat_follow_up(reply: str) -> tuple[str, str] | None:
 @dataclass
 class SelfAskConfig:
     k: int = setting(3, "Passages per follow-up search.", ge=1, remote_le=20)
-    max_follow_ups: int = setting(5, "Follow-up questions before the answer is asked for.",
-                                  ge=1, remote_le=20)  # fmt: skip
+    max_follow_ups: int = setting(
+        5, "Follow-up questions before the answer is asked for.", ge=1, remote_le=20
+    )
     step_tokens: int = setting(64, "Tokens per follow-up step.", ge=1, remote_le=1024)
-    read_tokens: int = setting(24, "Tokens of a follow-up's answer read from passages.", ge=1,
-                               remote_le=1024)  # fmt: skip
-    max_tokens: int = setting(192, "Tokens of the whole chain (no-search form).", ge=1,
-                              remote_le=1024)  # fmt: skip
-    task: str = setting("open", "The data set's task kind: the label instruction added to "
-                        "the question (FEVER, StrategyQA).", choices=TASK_KINDS)  # fmt: skip
+    read_tokens: int = setting(
+        24, "Tokens of a follow-up's answer read from passages.", ge=1, remote_le=1024
+    )
+    max_tokens: int = setting(
+        192, "Tokens of the whole chain (no-search form).", ge=1, remote_le=1024
+    )
+    task: str = setting(
+        "open",
+        "The data set's task kind: the label instruction added to "
+        "the question (FEVER, StrategyQA).",
+        choices=TASK_KINDS,
+    )
 
     def __post_init__(self) -> None:
         check_settings(self)
@@ -141,10 +148,7 @@ class SelfAsk:
     ) -> None:
         self.name = "self-ask" if retriever is not None else "self-ask-no-search"
         cfg = config or config_from_options(SelfAskConfig, options, self.name)
-        self.llm, self.retriever, self.k = llm, retriever, cfg.k
-        self.task = cfg.task
-        self.max_follow_ups, self.step_tokens = cfg.max_follow_ups, cfg.step_tokens
-        self.read_tokens, self.max_tokens = cfg.read_tokens, cfg.max_tokens
+        self.llm, self.retriever, self.config = llm, retriever, cfg
 
     def run(self, question: str) -> Trace:
         t0 = time.perf_counter()
@@ -152,8 +156,8 @@ class SelfAsk:
         trace = Trace(question=question, method=self.name)
         refs = References()
         chat = is_chat(self.llm)
-        trace.meta.update(prompt_form="chat" if chat else "completion", task=self.task)
-        asked = task_question(question, self.task)
+        trace.meta.update(prompt_form="chat" if chat else "completion", task=self.config.task)
+        asked = task_question(question, self.config.task)
         if chat:
             text, answer = self._chat(asked, trace, refs)
         else:
@@ -181,7 +185,7 @@ class SelfAsk:
     def _alone(self, prompt: str, trace: Trace) -> tuple[str, str | None]:
         """The model writes follow-ups and their answers in one go."""
         emit("llm", purpose="self-ask")
-        result = self.llm.complete(prompt, max_tokens=self.max_tokens, stop=STOP_ALONE)
+        result = self.llm.complete(prompt, max_tokens=self.config.max_tokens, stop=STOP_ALONE)
         trace.usage.add(result.usage)
         trace.rounds = 1
         return self._parse_alone(result.text, trace)
@@ -205,7 +209,9 @@ class SelfAsk:
         text = ""
         while True:
             emit("llm", purpose="self-ask")
-            result = self.llm.complete(prompt + text, max_tokens=self.step_tokens, stop=STOP_SEARCH)
+            result = self.llm.complete(
+                prompt + text, max_tokens=self.config.step_tokens, stop=STOP_SEARCH
+            )
             trace.usage.add(result.usage)
             trace.rounds += 1
             gen = result.text
@@ -219,9 +225,9 @@ class SelfAsk:
                     "it was asked for one"
                 )
                 return text + gen.split("\n")[0], None
-            if len(trace.nodes) >= self.max_follow_ups:
+            if len(trace.nodes) >= self.config.max_follow_ups:
                 trace.errors.append(
-                    f"follow-up budget ({self.max_follow_ups}) reached; "
+                    f"follow-up budget ({self.config.max_follow_ups}) reached; "
                     "the final answer was asked for"
                 )
                 return text, None
@@ -233,21 +239,25 @@ class SelfAsk:
 
     def _answer(self, question: str, n: int, trace: Trace, refs: References) -> Node:
         emit("subquestion", depth=n, text=question)
-        emit("retrieve", query=question, k=self.k)
-        passages = self.retriever.search(question, k=self.k)  # type: ignore[union-attr]
+        emit("retrieve", query=question, k=self.config.k)
+        passages = self.retriever.search(question, k=self.config.k)  # type: ignore[union-attr]
         refs.add(passages)
         emit("llm", purpose="read")
         if is_chat(self.llm):  # a chat reply is one turn: read its short answer
             result = call_template(
-                self.llm, READ_TEMPLATE, max_tokens=self.read_tokens, chat_stop=(),
-                documents=render_documents(passages), question=question,
-            )  # fmt: skip
+                self.llm,
+                READ_TEMPLATE,
+                max_tokens=self.config.read_tokens,
+                chat_stop=(),
+                documents=render_documents(passages),
+                question=question,
+            )
             answer = short_answer(result.text)
         else:
             read = prompts.fill(
                 READ_TEMPLATE, documents=render_documents(passages), question=question
             )
-            result = self.llm.complete(read, max_tokens=self.read_tokens, stop=("\n",))
+            result = self.llm.complete(read, max_tokens=self.config.read_tokens, stop=("\n",))
             answer = clean(result.text)
         trace.usage.add(result.usage)
         node = Node(
@@ -266,7 +276,9 @@ class SelfAsk:
         messages = prompts.messages(TEMPLATE, question=question)
         if self.retriever is None:
             emit("llm", purpose="self-ask")
-            result = self.llm.chat(messages, max_tokens=self.max_tokens, stop=CHAT_STOP_ALONE)
+            result = self.llm.chat(
+                messages, max_tokens=self.config.max_tokens, stop=CHAT_STOP_ALONE
+            )
             trace.usage.add(result.usage)
             trace.rounds = 1
             text, answer = self._parse_alone(plain(result.text) + "\n", trace)
@@ -287,7 +299,9 @@ class SelfAsk:
         text = ""
         while True:
             emit("llm", purpose="self-ask")
-            result = self.llm.chat(dialogue, max_tokens=self.step_tokens, stop=CHAT_STOP_SEARCH)
+            result = self.llm.chat(
+                dialogue, max_tokens=self.config.step_tokens, stop=CHAT_STOP_SEARCH
+            )
             trace.usage.add(result.usage)
             trace.rounds += 1
             reply = plain(result.text)
@@ -303,9 +317,9 @@ class SelfAsk:
                 )
                 dialogue.append({"role": "assistant", "content": reply or "(no reply)"})
                 return text + reply.split("\n")[0], None, dialogue
-            if len(trace.nodes) >= self.max_follow_ups:
+            if len(trace.nodes) >= self.config.max_follow_ups:
                 trace.errors.append(
-                    f"follow-up budget ({self.max_follow_ups}) reached; "
+                    f"follow-up budget ({self.config.max_follow_ups}) reached; "
                     "the final answer was asked for"
                 )
                 return text, None, dialogue

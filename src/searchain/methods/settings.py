@@ -82,9 +82,11 @@ class Setting:
             text = {bool: "true or false", int: "an integer", float: "a number"}.get(
                 self.type, "text"
             )
-            bounds = [f">= {_num(self.ge)}" if self.ge is not None else "",
-                      f"> {_num(self.gt)}" if self.gt is not None else "",
-                      f"<= {_num(self.le)}" if self.le is not None else ""]  # fmt: skip
+            bounds = [
+                f">= {_num(self.ge)}" if self.ge is not None else "",
+                f"> {_num(self.gt)}" if self.gt is not None else "",
+                f"<= {_num(self.le)}" if self.le is not None else "",
+            ]
             if any(bounds):
                 text += " " + " and ".join(b for b in bounds if b)
         return text + (" (or null)" if self.nullable else "")
@@ -94,8 +96,9 @@ class Setting:
         out["type"] = self.type.__name__
         out["choices"] = list(self.choices)
         return {k: v for k, v in out.items() if v not in (None, [], ())} | {
-            "default": self.default, "remote": self.remote,
-        }  # fmt: skip
+            "default": self.default,
+            "remote": self.remote,
+        }
 
 
 def _num(x: float) -> str:
@@ -118,8 +121,16 @@ def setting(
     """A config dataclass field declared as a setting. ``before``: the value the code had in
     effect before the setting existed (a run manifest leaves the setting out at that value,
     so runs made before it still resume: ``eval/methods.describe``)."""
-    spec = dict(help=help, choices=tuple(choices), ge=ge, gt=gt, le=le, remote=remote,
-                remote_le=remote_le, flag=flag)  # fmt: skip
+    spec = dict(
+        help=help,
+        choices=tuple(choices),
+        ge=ge,
+        gt=gt,
+        le=le,
+        remote=remote,
+        remote_le=remote_le,
+        flag=flag,
+    )
     metadata: dict[str, Any] = {_KEY: spec}
     if before is not dataclasses.MISSING:
         metadata["before"] = before

@@ -92,6 +92,11 @@ class Rebel:
         self.tool_list = "\n".join(f"tool {i}: {t.description}" for i, t in enumerate(tools, 1))
 
     # -- the algorithm ------------------------------------------------------------------
+
+    def manifest_extra(self) -> dict[str, Any]:
+        """What its tools are, for a run manifest (the tools' descriptions are its prompt)."""
+        return {"tool_list": self.tool_list}
+
     def run(self, question: str) -> Trace:
         t0 = time.perf_counter()
         trace = Trace(question=question, method=self.name)

@@ -1,0 +1,127 @@
+"""A method is one registered record: register a toy one with one setting and it is on every
+surface — a CLI flag and -O, the HTTP allow-list, an evaluation's manifest, the Python API —
+with no other change (issue 38)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+import searchain
+from searchain.methods.catalog import MethodRecord, register, unregister
+from searchain.methods.settings import check_settings, setting, settings_of
+from searchain.types import Node, Trace
+
+
+@dataclass
+class ToyConfig:
+    level: int = setting(
+        2, "How many times the toy repeats the question.", ge=1, le=5, flag="toy-level"
+    )
+
+    def __post_init__(self) -> None:
+        check_settings(self)
+
+
+class Toy:
+    """Answers with its setting's value, so every surface can see the value arrive."""
+
+    name = "toy"
+
+    def __init__(self, llm: Any, config: ToyConfig) -> None:
+        self.llm, self.config = llm, config
+
+    def run(self, question: str) -> Trace:
+        answer = f"level {self.config.level}"
+        trace = Trace(question=question, method=self.name, answer=answer, final_content=answer)
+        trace.nodes = [Node(id="1", query=question, answer=answer, source="llm")]
+        return trace
+
+
+def _build(llm: Any, retriever: Any, options: dict[str, Any]) -> Toy:
+    return Toy(llm, ToyConfig(**options))
+
+
+TOY = MethodRecord("toy", "a toy that says its level", lambda: settings_of(ToyConfig), _build)
+
+
+@pytest.fixture
+def toy() -> Iterator[MethodRecord]:
+    register(TOY)
+    try:
+        yield TOY
+    finally:
+        unregister("toy")
+
+
+def test_a_name_taken_twice_is_refused(toy: MethodRecord) -> None:
+    with pytest.raises(ValueError, match="already registered: searchain"):
+        register(MethodRecord("toy2", "x", lambda: (), _build, aliases=("searchain",)))
+
+
+def test_the_cli_offers_its_setting_as_a_flag_and_with_O(toy: MethodRecord) -> None:
+    from searchain.cli import build_app
+
+    app = build_app()  # the command line as the records declare it now
+    runner = CliRunner()
+    helped = runner.invoke(app, ["ask", "--help"], env={"COLUMNS": "200"})
+    assert "--toy-level" in helped.output and "toy (a toy that says its level)" in helped.output
+    flagged = runner.invoke(app, ["ask", "Why?", "--method", "toy", "--toy-level", "4", "--json"])
+    assert flagged.exit_code == 0, flagged.output
+    assert json.loads(flagged.stdout)["answer"] == "level 4"
+    option = runner.invoke(app, ["ask", "Why?", "--method", "toy", "-O", "level=5", "--json"])
+    assert json.loads(option.stdout)["answer"] == "level 5"
+    wrong = runner.invoke(app, ["ask", "Why?", "--method", "toy", "-O", "level=9"])
+    assert wrong.exit_code == 1 and "level must be at most 5" in wrong.output
+    listed = runner.invoke(app, ["settings", "toy", "--json"])
+    assert [s["name"] for s in json.loads(listed.stdout)["toy"]] == ["level"]
+
+
+def test_the_http_service_allows_its_setting_per_request(toy: MethodRecord) -> None:
+    from searchain.llm import make_llm
+    from searchain.retrieval.demo import default_index
+    from searchain.server import Engine, Settings, create_app, running
+
+    engine = Engine(make_llm("local", cache=False), default_index(), max_concurrent=1)
+    with running(create_app(engine, Settings())) as url:
+        body = {"question": "Why?", "method": "toy", "options": {"level": 3}}
+        got = httpx.post(f"{url}/v1/ask", json=body, timeout=60)
+        assert got.status_code == 200, got.text
+        assert got.json()["answer"] == "level 3"
+        body["options"] = {"level": 6}  # above its declared bound
+        assert httpx.post(f"{url}/v1/ask", json=body, timeout=60).status_code == 422
+        methods = httpx.get(f"{url}/v1/methods", timeout=60).json()["methods"]
+        assert "toy" in [m["name"] for m in methods]
+
+
+def test_an_evaluation_records_its_setting_in_the_manifest(
+    toy: MethodRecord, tmp_path: Path
+) -> None:
+    data = tmp_path / "two.jsonl"
+    rows = [
+        {"id": "a", "question": "Why?", "answers": ["level 3"]},
+        {"id": "b", "question": "How?", "answers": ["no"]},
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "run"
+    summary = searchain.evaluate(
+        str(data), out, methods=["toy"], options={"toy": {"level": 3}}, concurrency=1
+    )
+    assert (summary["done"], summary["failed"]) == (2, 0)
+    config = json.loads((out / "manifest.json").read_text())["config"]
+    assert config["method_config"]["toy"] == {"name": "toy", "class": "Toy", "level": 3}
+    assert "Toy" in searchain.report(out) or "toy" in searchain.report(out)
+
+
+def test_the_python_api_takes_its_setting_as_a_keyword(toy: MethodRecord) -> None:
+    assert searchain.ask("Why?", method="toy", level=4).answer == "level 4"
+    with pytest.raises(ValueError, match="toy has no setting loudness"):
+        searchain.ask("Why?", method="toy", loudness=1)
+    assert [s.name for s in searchain.settings("toy")] == ["level"]
