@@ -6,12 +6,16 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from searchain.cli.common import console, err, fail
 from searchain.retrieval.documents.build import ReadOptions
+
+if TYPE_CHECKING:
+    from searchain.retrieval import DenseIndex
 
 
 def _index_documents(paths: list[Path], out: Path, read: ReadOptions, json_out: bool) -> None:
@@ -62,6 +66,15 @@ def _index_documents(paths: list[Path], out: Path, read: ReadOptions, json_out: 
     )
 
 
+def dense_index_class() -> type[DenseIndex]:
+    """``DenseIndex``, or a clear failure when the dense extra is not installed."""
+    try:
+        from searchain.retrieval import DenseIndex
+    except ImportError as e:
+        fail(f"dense indexing needs the dense extra (pip install 'searchain[dense]'): {e}")
+    return DenseIndex
+
+
 def _dense_documents(
     paths: list[Path],
     out: Path,
@@ -74,23 +87,36 @@ def _dense_documents(
     """``--kind dense`` over folders: every file read afresh, its passages encoded (MiniLM)."""
     from searchain.retrieval.documents import DocumentIndexError, read_document_passages
 
-    try:
-        from searchain.retrieval import DenseIndex
-    except ImportError as e:
-        fail(f"dense indexing needs the dense extra (pip install 'searchain[dense]'): {e}")
+    dense_index = dense_index_class()
     try:
         passages, report = read_document_passages(paths, **asdict(read))
-        idx = DenseIndex.build(
-            passages, out, index_type=index_type, model_path=model, batch_size=batch_size,
-            show_progress=not json_out, reader={"fmt": "documents", "max_words": read.max_words},
-        )  # fmt: skip
+        idx = dense_index.build(
+            passages,
+            out,
+            index_type=index_type,
+            model_path=model,
+            batch_size=batch_size,
+            show_progress=not json_out,
+            reader={"fmt": "documents", "max_words": read.max_words},
+        )
     except (DocumentIndexError, FileExistsError, FileNotFoundError, ValueError) as e:
         fail(str(e))
     if json_out:
-        print(json.dumps({"index": str(out), "kind": "dense", "passages": len(idx),
-                          "files": report.to_dict()}, ensure_ascii=False))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "index": str(out),
+                    "kind": "dense",
+                    "passages": len(idx),
+                    "files": report.to_dict(),
+                },
+                ensure_ascii=False,
+            )
+        )
         return
     for name, why in sorted(report.skipped.items()):
         err.print(f"[yellow]skipped[/] {escape(name)}: {escape(why)}")
-    console.print(f"[green]Indexed {len(idx):,} passages (dense) into[/] {escape(str(out))}: "
-                  f"{len(report.read)} files read, {len(report.skipped)} skipped")  # fmt: skip
+    console.print(
+        f"[green]Indexed {len(idx):,} passages (dense) into[/] {escape(str(out))}: "
+        f"{len(report.read)} files read, {len(report.skipped)} skipped"
+    )

@@ -112,23 +112,56 @@ def observation(passages: list[Passage], words: int) -> str:
 
 @dataclass
 class ReActConfig:
-    k: int = setting(1, "Passages per Search[...].", ge=1,
-                     remote_le=20)  # fmt: skip
-    max_steps: int = setting(7, "Thought/Action steps before the fallback.", ge=1,
-                             remote_le=20)  # fmt: skip
+    k: int = setting(1, "Passages per Search[...].", ge=1, remote_le=20)
+    max_steps: int = setting(7, "Thought/Action steps before the fallback.", ge=1, remote_le=20)
     step_tokens: int = setting(96, "Tokens per step.", ge=1, remote_le=1024)
-    observation_words: int = setting(100, "Words of an observation shown.", ge=1,
-                                     remote_le=1000)  # fmt: skip
-    task: str = setting("open", "The data set's task kind: the label instruction added to "
-                        "the question (FEVER, StrategyQA).", choices=TASK_KINDS)  # fmt: skip
-    fallback: str = setting("finish", "After the step budget: finish (force Finish[) or "
-                            "cot-sc (back off to CoT-SC).", choices=FALLBACKS)  # fmt: skip
+    observation_words: int = setting(100, "Words of an observation shown.", ge=1, remote_le=1000)
+    task: str = setting(
+        "open",
+        "The data set's task kind: the label instruction added to "
+        "the question (FEVER, StrategyQA).",
+        choices=TASK_KINDS,
+    )
+    fallback: str = setting(
+        "finish",
+        "After the step budget: finish (force Finish[) or cot-sc (back off to CoT-SC).",
+        choices=FALLBACKS,
+    )
     sc_samples: int = setting(21, "CoT-SC samples of the cot-sc fallback.", ge=1, remote_le=40)
     sc_temperature: float = setting(0.7, "CoT-SC sampling temperature.", ge=0, le=2)
     seed: int = setting(0, "Seed of the CoT-SC samples.", ge=0, le=2**31 - 1)
 
     def __post_init__(self) -> None:
         check_settings(self)
+
+
+@dataclass(slots=True)
+class _Transcript:
+    """What the model has seen: ``prompt``, the text a base model continues (for a chat
+    model, the record of the dialogue), and a chat model's ``messages``."""
+
+    chat: bool
+    prompt: str
+    messages: list[Message]
+
+    @classmethod
+    def start(cls, asked: str, chat: bool) -> _Transcript:
+        if chat:
+            return cls(True, f"Question: {asked}", prompts.messages(TEMPLATE, question=asked))
+        return cls(False, prompts.fill(TEMPLATE, question=asked), [])
+
+    def act(self, i: int, thought: str, action: str) -> None:
+        """Step ``i``'s Thought and Action (a chat model's assistant turn)."""
+        step = f"Thought {i}: {thought}\nAction {i}: {action}"
+        if self.chat:
+            self.messages.append({"role": "assistant", "content": step})
+        self.prompt += f"\n{step}"
+
+    def observe(self, i: int, obs: str) -> None:
+        """Step ``i``'s Observation (a user turn for a chat model)."""
+        self.prompt += f"\nObservation {i}: {obs}"
+        if self.chat:
+            self.messages.append({"role": "user", "content": f"Observation {i}: {obs}"})
 
 
 class ReAct:
@@ -156,21 +189,36 @@ class ReAct:
             prompt_form="chat" if chat else "completion", task=self.task, fallback=self.fallback
         )
         asked = task_question(question, self.task)
-        messages = prompts.messages(TEMPLATE, question=asked) if chat else []
-        # The transcript; for base models, also the prompt they continue.
-        prompt = f"Question: {asked}" if chat else prompts.fill(TEMPLATE, question=asked)
+        talk = _Transcript.start(asked, chat)
+        answer = self._steps(question, talk, refs, trace)
+        if answer is None and self.fallback == "cot-sc":
+            answer = self._back_off(asked, question, trace)
+        elif answer is None:
+            answer = self._forced_finish(question, talk, trace)
+        trace.answer = answer
+        trace.final_content, cite = refs.cite(f"{answer}.", answer) if answer else ("", None)
+        trace.citations = [cite] if cite else []
+        trace.references = refs.passages
+        prompt = talk.prompt
+        trace.meta["transcript"] = prompt[prompt.rfind("\nQuestion: ") + 1 :]
+        trace.wall_seconds = time.perf_counter() - t0
+        emit("answer", text=trace.answer)
+        return trace
+
+    def _steps(
+        self, question: str, talk: _Transcript, refs: References, trace: Trace
+    ) -> str | None:
+        """Thought, Action, Observation, up to ``max_steps`` times: the answer of a
+        Finish[...], or ``None`` when the budget ends without one."""
         shown: dict[str, list[str]] = {}  # normalised query -> passage ids shown for it
-        answer: str | None = None
         for i in range(1, self.max_steps + 1):
             emit("round", n=i)
             trace.rounds = i
-            if chat:
-                thought, kind, arg = self._chat_step(messages, i, trace)
-                step = f"Thought {i}: {thought}\nAction {i}: {_render(kind, arg)}"
-                messages.append({"role": "assistant", "content": step})
+            if talk.chat:
+                thought, kind, arg = self._chat_step(talk.messages, i, trace)
             else:
-                thought, kind, arg = self._step(prompt, i, trace)
-            prompt += f"\nThought {i}: {thought}\nAction {i}: {_render(kind, arg)}"
+                thought, kind, arg = self._step(talk.prompt, i, trace)
+            talk.act(i, thought, _render(kind, arg))
             node = Node(
                 id=str(i),
                 query=arg,
@@ -179,56 +227,61 @@ class ReAct:
             )
             trace.nodes.append(node)
             if kind == "finish":
-                answer = (short_answer(arg) or clean(arg)) if chat else clean(arg)
+                answer = (short_answer(arg) or clean(arg)) if talk.chat else clean(arg)
                 node.answer, node.query = answer, question
-                break
-            if kind == "search" and arg:
-                node.source = "retrieval"
-                node.passages = self._search(arg[:MAX_QUERY_CHARS], shown)
-                refs.add(node.passages)
-                obs = observation(node.passages, self.observation_words)
-                obs = obs or f"No new results for {arg[:MAX_QUERY_CHARS]}."
-            else:
-                obs = CHAT_INVALID.format(i=i) if chat else INVALID
+                return answer
+            obs = self._observe(node, kind, arg, i, shown, refs, talk.chat)
             node.meta["observation"] = obs
             emit("node", id=node.id, status=kind or "invalid", source=node.source)
-            prompt += f"\nObservation {i}: {obs}"
-            if chat:
-                messages.append({"role": "user", "content": f"Observation {i}: {obs}"})
-        if answer is None and self.fallback == "cot-sc":
-            answer = self._back_off(asked, question, trace)
-        elif answer is None:
-            n = self.max_steps + 1
-            trace.errors.append(
-                f"step budget ({self.max_steps}) reached without Finish[]; the answer was "
-                f'forced with "Action {n}: Finish["'
+            talk.observe(i, obs)
+        return None
+
+    def _observe(
+        self,
+        node: Node,
+        kind: str,
+        arg: str,
+        i: int,
+        shown: dict[str, list[str]],
+        refs: References,
+        chat: bool,
+    ) -> str:
+        """The observation of a Search[...] (its passages go onto ``node``) or of an
+        invalid action."""
+        if kind == "search" and arg:
+            node.source = "retrieval"
+            node.passages = self._search(arg[:MAX_QUERY_CHARS], shown)
+            refs.add(node.passages)
+            obs = observation(node.passages, self.observation_words)
+            return obs or f"No new results for {arg[:MAX_QUERY_CHARS]}."
+        return CHAT_INVALID.format(i=i) if chat else INVALID
+
+    def _forced_finish(self, question: str, talk: _Transcript, trace: Trace) -> str:
+        """After the step budget: "Action n: Finish[" and the model's answer."""
+        n = self.max_steps + 1
+        trace.errors.append(
+            f"step budget ({self.max_steps}) reached without Finish[]; the answer was "
+            f'forced with "Action {n}: Finish["'
+        )
+        emit("llm", purpose="forced finish")
+        if talk.chat:
+            answer = self._chat_finish(talk.messages, n, trace)
+        else:
+            result = self.llm.complete(
+                f"{talk.prompt}\nAction {n}: Finish[", max_tokens=32, stop=("]", "\n")
             )
-            emit("llm", purpose="forced finish")
-            if chat:
-                answer = self._chat_finish(messages, n, trace)
-            else:
-                result = self.llm.complete(
-                    f"{prompt}\nAction {n}: Finish[", max_tokens=32, stop=("]", "\n")
-                )
-                trace.usage.add(result.usage)
-                answer = clean(result.text)
-            trace.nodes.append(
-                Node(
-                    id=str(n),
-                    query=question,
-                    answer=answer,
-                    source="llm",
-                    meta={"action": f"Finish[{answer}]", "forced": True},
-                )
+            trace.usage.add(result.usage)
+            answer = clean(result.text)
+        trace.nodes.append(
+            Node(
+                id=str(n),
+                query=question,
+                answer=answer,
+                source="llm",
+                meta={"action": f"Finish[{answer}]", "forced": True},
             )
-        trace.answer = answer
-        trace.final_content, cite = refs.cite(f"{answer}.", answer) if answer else ("", None)
-        trace.citations = [cite] if cite else []
-        trace.references = refs.passages
-        trace.meta["transcript"] = prompt[prompt.rfind("\nQuestion: ") + 1 :]
-        trace.wall_seconds = time.perf_counter() - t0
-        emit("answer", text=trace.answer)
-        return trace
+        )
+        return answer
 
     def _back_off(self, asked: str, question: str, trace: Trace) -> str:
         """ReAct → CoT-SC: the majority of sampled chain-of-thought answers."""
@@ -238,15 +291,23 @@ class ReAct:
         )
         emit("llm", purpose="cot-sc")
         vote = cot_sc(
-            self.llm, asked, samples=self.sc_samples, temperature=self.sc_temperature,
+            self.llm,
+            asked,
+            samples=self.sc_samples,
+            temperature=self.sc_temperature,
             seed=self.seed,
-        )  # fmt: skip
+        )
         trace.usage.add(vote.usage)
         trace.meta["backoff"] = {"to": "cot-sc", "answers": vote.answers, "votes": vote.votes}
         trace.nodes.append(
-            Node(id=str(self.max_steps + 1), query=question, answer=vote.answer, source="llm",
-                 meta={"action": "CoT-SC", "forced": True, "votes": vote.votes})
-        )  # fmt: skip
+            Node(
+                id=str(self.max_steps + 1),
+                query=question,
+                answer=vote.answer,
+                source="llm",
+                meta={"action": "CoT-SC", "forced": True, "votes": vote.votes},
+            )
+        )
         return vote.answer
 
     def _step(self, prompt: str, i: int, trace: Trace) -> tuple[str, str, str]:

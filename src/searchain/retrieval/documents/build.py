@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,12 +96,20 @@ class ReadOptions:
 
     def shaping(self) -> dict[str, Any]:
         """The options that shape the passages (a change re-reads every file)."""
-        return {"max_words": self.max_words, "columns": self.columns or {},
-                "include": self.include or [], "exclude": self.exclude or []}  # fmt: skip
+        return {
+            "max_words": self.max_words,
+            "columns": self.columns or {},
+            "include": self.include or [],
+            "exclude": self.exclude or [],
+        }
 
     def discover(self, paths: list[str | Path]) -> tuple[list[FileEntry], dict[str, str]]:
-        files, skipped = discover([Path(p) for p in paths], self.include or [],
-                                  self.exclude or [], int(self.max_file_mb * 1e6))  # fmt: skip
+        files, skipped = discover(
+            [Path(p) for p in paths],
+            self.include or [],
+            self.exclude or [],
+            int(self.max_file_mb * 1e6),
+        )
         if self.strict and skipped:
             name, why = next(iter(skipped.items()))
             raise DocumentIndexError(f"{name}: {why} (--strict)")
@@ -111,11 +119,17 @@ class ReadOptions:
         self, files: list[FileEntry], stats: dict[str, float] | None = None
     ) -> Iterator[tuple[ParseJob, Any]]:
         """``(job, passages or Failure)`` per file, in order, from the sandboxed parsers."""
-        jobs = [ParseJob(str(f.path), f.rel, f.kind, self.max_words, self.columns or {})
-                for f in files]  # fmt: skip
-        return run_sandboxed(parse_job, jobs, workers=self.workers or min(4, os.cpu_count() or 1),
-                             timeout_s=self.timeout_s, memory_mb=self.memory_mb,
-                             stats=stats)  # fmt: skip
+        jobs = [
+            ParseJob(str(f.path), f.rel, f.kind, self.max_words, self.columns or {}) for f in files
+        ]
+        return run_sandboxed(
+            parse_job,
+            jobs,
+            workers=self.workers or min(4, os.cpu_count() or 1),
+            timeout_s=self.timeout_s,
+            memory_mb=self.memory_mb,
+            stats=stats,
+        )
 
 
 def index_documents(
@@ -137,11 +151,45 @@ def index_documents(
     out_dir = Path(out_dir)
     progress = progress or Progress()
     read = ReadOptions(**options)
-    options = read.shaping()
+    shaping = read.shaping()
     files, skipped = read.discover(paths)
-    old_manifest, old_index = _previous(out_dir, options)
+    old_manifest, old_index = _previous(out_dir, shaping)
     old_files: dict[str, Any] = old_manifest.get("files", {}) if old_manifest else {}
     report = IndexReport(skipped=dict(skipped))
+    entries, to_read = _plan(files, old_files, report)
+    progress.total(len(files))
+    for rel in report.unchanged:
+        progress.file_done(rel, 0)
+
+    stats: dict[str, float] = {}
+    parsed = read.parse(to_read, stats)
+    build = _Build(paths, shaping, files, entries, report, old_index, progress, read.strict)
+    try:
+        index = BM25Index.build(
+            build.passages(parsed),
+            out_dir,
+            show_progress=False,
+            extra_files=build.manifest,
+            reader={"fmt": "documents", "max_words": read.max_words},
+        )
+    except ValueError as e:
+        if "empty corpus" in str(e):
+            raise _nothing_readable(paths, report) from None
+        raise
+    finally:
+        if old_index is not None:
+            old_index.close()
+    report.seconds = time.perf_counter() - t0
+    report.parser_peak_mb = stats.get("worker_peak_mb", 0.0)
+    return index, report
+
+
+def _plan(
+    files: list[FileEntry], old_files: dict[str, Any], report: IndexReport
+) -> tuple[dict[str, dict[str, Any]], list[FileEntry]]:
+    """Each file's manifest entry, and the files to read again (added, changed, or skipped
+    for a reason that may pass); fills the report's added, changed, unchanged, removed and
+    read lists."""
     entries: dict[str, dict[str, Any]] = {}
     to_read: list[FileEntry] = []
     for f in files:
@@ -159,82 +207,91 @@ def index_documents(
             to_read.append(f)
     report.removed = sorted(set(old_files) - set(entries))
     report.read = [f.rel for f in to_read]
-    progress.total(len(files))
-    for rel in report.unchanged:
-        progress.file_done(rel, 0)
+    return entries, to_read
 
-    stats: dict[str, float] = {}
-    parsed = read.parse(to_read, stats)
-    rows: dict[str, list[int]] = {}
 
-    def passages() -> Iterator[Passage]:
-        n = 0
+@dataclass(slots=True)
+class _Build:
+    """One build's passages, file by file in order (an unchanged file's from the old index,
+    the others' from the parsers), and the manifest that records the rows each file took."""
+
+    paths: list[str | Path]
+    options: dict[str, Any]  # ReadOptions.shaping()
+    files: list[FileEntry]
+    entries: dict[str, dict[str, Any]]
+    report: IndexReport
+    old_index: BM25Index | None
+    progress: Progress
+    strict: bool
+    rows: dict[str, list[int]] = field(default_factory=dict)
+    n: int = 0  # passages so far
+
+    def passages(self, parsed: Iterable[tuple[ParseJob, Any]]) -> Iterator[Passage]:
+        """Every passage of the new index; ``parsed``: the files read again, in order."""
         fresh = iter(parsed)
         upcoming = next(fresh, None)
-        for f in files:
-            entry = entries[f.rel]
-            if f.rel in report.unchanged:
-                if "rows" not in entry:
-                    continue
-                start, end = entry["rows"]
-                got = old_index.rows(start, end) if old_index else []
-                for p in got:
-                    p.score = None
-                    yield p
-                rows[f.rel] = [n, n + len(got)]
-                n += len(got)
+        for f in self.files:
+            if f.rel in self.report.unchanged:
+                yield from self._kept(f.rel)
                 continue
             assert upcoming is not None and upcoming[0].rel == f.rel
             result = upcoming[1]
             upcoming = next(fresh, None)
-            if isinstance(result, Failure):
-                if read.strict:
-                    raise DocumentIndexError(f"{f.rel}: {result.reason} (--strict)")
-                report.skipped[f.rel] = entry["skipped"] = result.reason
-                progress.file_done(f.rel, 0)
-                continue
-            for pid, text, title, source in result:
-                yield Passage(pid, text, title, None, source)
-            rows[f.rel] = [n, n + len(result)]
-            n += len(result)
-            progress.file_done(f.rel, len(result))
-        report.passages = n
+            yield from self._read(f.rel, result)
+        self.report.passages = self.n
 
-    def manifest() -> dict[str, str]:
-        for rel, span in rows.items():
-            entries[rel]["rows"] = span
-            entries[rel].pop("skipped", None)
+    def _kept(self, rel: str) -> Iterator[Passage]:
+        """An unchanged file's passages, from the old index (none for a skipped file)."""
+        entry = self.entries[rel]
+        if "rows" not in entry:
+            return
+        start, end = entry["rows"]
+        got = self.old_index.rows(start, end) if self.old_index else []
+        for p in got:
+            p.score = None
+            yield p
+        self._took(rel, len(got))
+
+    def _read(self, rel: str, result: Any) -> Iterator[Passage]:
+        """A file read again: its passages, or (a :class:`Failure`) its skip reason recorded,
+        an error when ``strict``."""
+        if isinstance(result, Failure):
+            if self.strict:
+                raise DocumentIndexError(f"{rel}: {result.reason} (--strict)")
+            self.report.skipped[rel] = self.entries[rel]["skipped"] = result.reason
+            self.progress.file_done(rel, 0)
+            return
+        for pid, text, title, source in result:
+            yield Passage(pid, text, title, None, source)
+        self._took(rel, len(result))
+        self.progress.file_done(rel, len(result))
+
+    def _took(self, rel: str, count: int) -> None:
+        self.rows[rel] = [self.n, self.n + count]
+        self.n += count
+
+    def manifest(self) -> dict[str, str]:
+        """``documents.json``: the options, and each file's entry with the rows it took."""
+        for rel, span in self.rows.items():
+            self.entries[rel]["rows"] = span
+            self.entries[rel].pop("skipped", None)
         doc = {
             "version": MANIFEST_VERSION,
-            "roots": [str(Path(p).resolve()) for p in paths],
-            "options": options,
-            "files": entries,
-            "skipped": {k: v for k, v in report.skipped.items() if k not in entries},
+            "roots": [str(Path(p).resolve()) for p in self.paths],
+            "options": self.options,
+            "files": self.entries,
+            "skipped": {k: v for k, v in self.report.skipped.items() if k not in self.entries},
         }
         return {MANIFEST: json.dumps(doc, indent=1, ensure_ascii=False) + "\n"}
 
-    try:
-        index = BM25Index.build(
-            passages(),
-            out_dir,
-            show_progress=False,
-            extra_files=manifest,
-            reader={"fmt": "documents", "max_words": read.max_words},
-        )
-    except ValueError as e:
-        if "empty corpus" in str(e):
-            why = "".join(f"\n  {k}: {v}" for k, v in sorted(report.skipped.items())[:20])
-            raise DocumentIndexError(
-                f"no readable documents under {', '.join(map(str, paths))} "
-                f"({len(report.skipped)} skipped){why}"
-            ) from None
-        raise
-    finally:
-        if old_index is not None:
-            old_index.close()
-    report.seconds = time.perf_counter() - t0
-    report.parser_peak_mb = stats.get("worker_peak_mb", 0.0)
-    return index, report
+
+def _nothing_readable(paths: list[str | Path], report: IndexReport) -> DocumentIndexError:
+    """The error of a build that found no passage: the first files skipped, and why."""
+    why = "".join(f"\n  {k}: {v}" for k, v in sorted(report.skipped.items())[:20])
+    return DocumentIndexError(
+        f"no readable documents under {', '.join(map(str, paths))} "
+        f"({len(report.skipped)} skipped){why}"
+    )
 
 
 def _previous(

@@ -25,9 +25,11 @@ class PassageContext:
     after: list[Passage] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"passage": self.passage.to_dict(),
-                "before": [p.to_dict() for p in self.before],
-                "after": [p.to_dict() for p in self.after]}  # fmt: skip
+        return {
+            "passage": self.passage.to_dict(),
+            "before": [p.to_dict() for p in self.before],
+            "after": [p.to_dict() for p in self.after],
+        }
 
 
 @lru_cache(maxsize=8)
