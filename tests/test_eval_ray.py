@@ -14,6 +14,7 @@ from searchain.eval.datasets import load_dataset
 from searchain.eval.methods import MethodsSpec
 from searchain.eval.ray_executor import run_ray
 from searchain.eval.runner import RESULTS, Item, read_results, run
+from searchain.methods.assembly import Spec
 from searchain.scoring import score_item
 from searchain.types import Trace
 
@@ -43,7 +44,7 @@ def comparable(record: dict) -> dict:
 def test_ray_matches_the_local_executor_and_resumes(cluster, data_dir, tmp_path: Path) -> None:
     items = [Item(e.id, e.question, {"answers": e.answers})
              for e in load_dataset("hotpotqa", limit=5, seed=1)]  # fmt: skip
-    spec = MethodsSpec(names=("direct-prompting", "retrieve-read"), cache=False)
+    spec = MethodsSpec(("direct-prompting", "retrieve-read"), Spec(cache=False))
     local = tmp_path / "local"
     local.mkdir()
     summary = run(items, spec.build(), local, concurrency=2, score=score)
@@ -69,7 +70,7 @@ def test_ray_matches_the_local_executor_and_resumes(cluster, data_dir, tmp_path:
 
 def test_an_item_whose_worker_fails_is_recorded_and_the_run_goes_on(cluster, tmp_path) -> None:
     # The openai backend without a model name cannot be built: every worker task fails.
-    spec = MethodsSpec(names=("direct-prompting",), llm="openai", model=None, cache=False)
+    spec = MethodsSpec(("direct-prompting",), Spec(model="openai:", cache=False))
     items = [Item("a", "Who wrote Hamlet?"), Item("b", "Where is the Eiffel Tower?")]
     summary = run_ray(items, spec, tmp_path, concurrency=2)
     assert (summary.done, summary.failed) == (0, 2)

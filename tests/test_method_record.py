@@ -5,16 +5,18 @@ with no other change (issue 38)."""
 from __future__ import annotations
 
 import json
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from typer.testing import CliRunner
 
 import searchain
+from searchain.cli import build_app  # imported before the toy is registered
 from searchain.methods.catalog import MethodRecord, register, unregister
 from searchain.methods.settings import check_settings, setting, settings_of
 from searchain.types import Node, Trace
@@ -67,8 +69,6 @@ def test_a_name_taken_twice_is_refused(toy: MethodRecord) -> None:
 
 
 def test_the_cli_offers_its_setting_as_a_flag_and_with_O(toy: MethodRecord) -> None:
-    from searchain.cli import build_app
-
     app = build_app()  # the command line as the records declare it now
     runner = CliRunner()
     helped = runner.invoke(app, ["ask", "--help"], env={"COLUMNS": "200"})
@@ -84,6 +84,17 @@ def test_the_cli_offers_its_setting_as_a_flag_and_with_O(toy: MethodRecord) -> N
     assert [s["name"] for s in json.loads(listed.stdout)["toy"]] == ["level"]
 
 
+def _post(url: str, body: dict[str, Any]) -> tuple[int, Any]:
+    req = urllib.request.Request(
+        url, json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
 def test_the_http_service_allows_its_setting_per_request(toy: MethodRecord) -> None:
     from searchain.llm import make_llm
     from searchain.retrieval.demo import default_index
@@ -92,12 +103,13 @@ def test_the_http_service_allows_its_setting_per_request(toy: MethodRecord) -> N
     engine = Engine(make_llm("local", cache=False), default_index(), max_concurrent=1)
     with running(create_app(engine, Settings())) as url:
         body = {"question": "Why?", "method": "toy", "options": {"level": 3}}
-        got = httpx.post(f"{url}/v1/ask", json=body, timeout=60)
-        assert got.status_code == 200, got.text
-        assert got.json()["answer"] == "level 3"
+        status, got = _post(f"{url}/v1/ask", body)
+        assert status == 200, got
+        assert got["answer"] == "level 3"
         body["options"] = {"level": 6}  # above its declared bound
-        assert httpx.post(f"{url}/v1/ask", json=body, timeout=60).status_code == 422
-        methods = httpx.get(f"{url}/v1/methods", timeout=60).json()["methods"]
+        assert _post(f"{url}/v1/ask", body)[0] == 422
+        with urllib.request.urlopen(f"{url}/v1/methods", timeout=60) as r:
+            methods = json.loads(r.read())["methods"]
         assert "toy" in [m["name"] for m in methods]
 
 

@@ -20,10 +20,9 @@ from searchain.cli.common import (
     console,
     err,
     fail,
-    method_help,
     opening_status,
 )
-from searchain.cli.method_flags import flags_for
+from searchain.cli.method_flags import METHOD_HELP, flags_for
 from searchain.cli.model_options import (
     ApiOpt,
     BaseUrlOpt,
@@ -45,7 +44,7 @@ DEMO_QUESTION = (
 )
 
 
-MethodNameOpt = Annotated[str, typer.Option(help=method_help())]
+MethodNameOpt = Annotated[str, typer.Option(help=METHOD_HELP)]
 ShowTreeOpt = Annotated[
     bool, typer.Option(help="Show the Tree-of-Reasoning (REBEL: the recursion tree).")
 ]

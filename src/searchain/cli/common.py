@@ -108,19 +108,6 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
-def method_help() -> str:
-    """The ``--method`` help: every method's summary, from its record."""
-    from searchain.methods.catalog import records
-
-    parts = []
-    for r in records():
-        also = [*r.aliases, *r.variants]
-        parts.append(
-            f"[bold]{r.name}[/] ({r.summary})" + (f"; also {', '.join(also)}" if also else "")
-        )
-    return "; ".join(parts) + "."
-
-
 def opening_status(spec: Any) -> Any:
     """A spinner while a demo index is built on first use (it takes a while once)."""
     demo = spec.retriever in ("bm25", "hybrid") and spec.index is None

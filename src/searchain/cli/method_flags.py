@@ -10,8 +10,10 @@ Every setting, flagged or not, is also reachable with ``-O NAME=VALUE``.
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
+import typing
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -73,13 +75,43 @@ def _parameter(name: str, pairs: list[tuple[str, Setting]]) -> inspect.Parameter
     )
 
 
+def method_help() -> str:
+    """The ``--method`` help: every method's summary, from its record."""
+    from searchain.methods.catalog import records
+
+    parts = []
+    for r in records():
+        also = [*r.aliases, *r.variants]
+        parts.append(
+            f"[bold]{r.name}[/] ({r.summary})" + (f"; also {', '.join(also)}" if also else "")
+        )
+    return "; ".join(parts) + "."
+
+
+def _with_method_help(param: inspect.Parameter) -> inspect.Parameter:
+    """A ``method`` option described by the methods registered now."""
+    if param.name != "method" or not typing.get_args(param.annotation):
+        return param
+    kind, *infos = typing.get_args(param.annotation)
+    for info in infos:
+        if getattr(info, "help", None) == METHOD_HELP:
+            info = copy.copy(info)
+            info.help = method_help()
+            return param.replace(annotation=Annotated[kind, info])
+    return param
+
+
+# A ``method`` option whose help says this is given every method's summary (method_help).
+METHOD_HELP = "The method: see below."
+
+
 def with_method_flags(*, operator_only: bool = False) -> Callable[[Callable[..., Any]], Any]:
     """Give a command a named option per flagged setting; it receives the given ones as
     ``method_flags`` (``{setting name: value}``)."""
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         sig = inspect.signature(command, eval_str=True)
-        own = [p for p in sig.parameters.values() if p.name != "method_flags"]
+        own = [_with_method_help(p) for p in sig.parameters.values() if p.name != "method_flags"]
         derived = [_parameter(n, pairs) for n, pairs in flagged(operator_only).items()]
 
         @functools.wraps(command)

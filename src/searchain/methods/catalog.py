@@ -48,6 +48,7 @@ _RECORDS: dict[str, MethodRecord] = {}
 
 def register(record: MethodRecord) -> MethodRecord:
     """Add ``record`` (a name already taken by another record is refused)."""
+    _load_builtin()  # so a new record is checked against the built-in names too
     taken = {n for r in _RECORDS.values() if r.name != record.name for n in r.names()}
     clash = sorted(set(record.names()) & taken)
     if clash:

@@ -171,13 +171,7 @@ class ReAct:
         self, llm: LLM, retriever: Retriever, config: ReActConfig | None = None, **options: Any
     ) -> None:
         cfg = config or config_from_options(ReActConfig, options, self.name)
-        self.llm, self.retriever, self.k = llm, retriever, cfg.k
-        self.max_steps, self.step_tokens = cfg.max_steps, cfg.step_tokens
-        self.observation_words = cfg.observation_words
-        self.task = cfg.task
-        # Recorded in the run manifest (eval/methods.describe): what a table of runs labels.
-        self.fallback, self.sc_samples = cfg.fallback, cfg.sc_samples
-        self.sc_temperature, self.seed = cfg.sc_temperature, cfg.seed
+        self.llm, self.retriever, self.config = llm, retriever, cfg
 
     def run(self, question: str) -> Trace:
         t0 = time.perf_counter()
@@ -186,12 +180,14 @@ class ReAct:
         refs = References()
         chat = is_chat(self.llm)
         trace.meta.update(
-            prompt_form="chat" if chat else "completion", task=self.task, fallback=self.fallback
+            prompt_form="chat" if chat else "completion",
+            task=self.config.task,
+            fallback=self.config.fallback,
         )
-        asked = task_question(question, self.task)
+        asked = task_question(question, self.config.task)
         talk = _Transcript.start(asked, chat)
         answer = self._steps(question, talk, refs, trace)
-        if answer is None and self.fallback == "cot-sc":
+        if answer is None and self.config.fallback == "cot-sc":
             answer = self._back_off(asked, question, trace)
         elif answer is None:
             answer = self._forced_finish(question, talk, trace)
@@ -211,7 +207,7 @@ class ReAct:
         """Thought, Action, Observation, up to ``max_steps`` times: the answer of a
         Finish[...], or ``None`` when the budget ends without one."""
         shown: dict[str, list[str]] = {}  # normalised query -> passage ids shown for it
-        for i in range(1, self.max_steps + 1):
+        for i in range(1, self.config.max_steps + 1):
             emit("round", n=i)
             trace.rounds = i
             if talk.chat:
@@ -252,15 +248,15 @@ class ReAct:
             node.source = "retrieval"
             node.passages = self._search(arg[:MAX_QUERY_CHARS], shown)
             refs.add(node.passages)
-            obs = observation(node.passages, self.observation_words)
+            obs = observation(node.passages, self.config.observation_words)
             return obs or f"No new results for {arg[:MAX_QUERY_CHARS]}."
         return CHAT_INVALID.format(i=i) if chat else INVALID
 
     def _forced_finish(self, question: str, talk: _Transcript, trace: Trace) -> str:
         """After the step budget: "Action n: Finish[" and the model's answer."""
-        n = self.max_steps + 1
+        n = self.config.max_steps + 1
         trace.errors.append(
-            f"step budget ({self.max_steps}) reached without Finish[]; the answer was "
+            f"step budget ({self.config.max_steps}) reached without Finish[]; the answer was "
             f'forced with "Action {n}: Finish["'
         )
         emit("llm", purpose="forced finish")
@@ -286,22 +282,22 @@ class ReAct:
     def _back_off(self, asked: str, question: str, trace: Trace) -> str:
         """ReAct → CoT-SC: the majority of sampled chain-of-thought answers."""
         trace.errors.append(
-            f"step budget ({self.max_steps}) reached without Finish[]; backed off to CoT-SC "
-            f"({self.sc_samples} samples)"
+            f"step budget ({self.config.max_steps}) reached without Finish[]; backed off to CoT-SC "
+            f"({self.config.sc_samples} samples)"
         )
         emit("llm", purpose="cot-sc")
         vote = cot_sc(
             self.llm,
             asked,
-            samples=self.sc_samples,
-            temperature=self.sc_temperature,
-            seed=self.seed,
+            samples=self.config.sc_samples,
+            temperature=self.config.sc_temperature,
+            seed=self.config.seed,
         )
         trace.usage.add(vote.usage)
         trace.meta["backoff"] = {"to": "cot-sc", "answers": vote.answers, "votes": vote.votes}
         trace.nodes.append(
             Node(
-                id=str(self.max_steps + 1),
+                id=str(self.config.max_steps + 1),
                 query=question,
                 answer=vote.answer,
                 source="llm",
@@ -315,7 +311,7 @@ class ReAct:
         emit("llm", purpose="thought")
         stop = (f"\nObservation {i}:", f"\nThought {i + 1}:", "\nQuestion:", "\n\n")
         result = self.llm.complete(
-            f"{prompt}\nThought {i}:", max_tokens=self.step_tokens, stop=stop
+            f"{prompt}\nThought {i}:", max_tokens=self.config.step_tokens, stop=stop
         )
         trace.usage.add(result.usage)
         gen = result.text
@@ -342,7 +338,7 @@ class ReAct:
         emit("llm", purpose="thought")
         # Not "Thought {i + 1}:": a reply may open with a misnumbered "Thought 3:" at step 2.
         stop = ("\nObservation", "\nThought", "\nQuestion:")
-        result = self.llm.chat(messages, max_tokens=self.step_tokens, stop=stop)
+        result = self.llm.chat(messages, max_tokens=self.config.step_tokens, stop=stop)
         trace.usage.add(result.usage)
         thought, action = split_reply(result.text)
         if not action:  # a thought alone: ask for the action, as for base models
@@ -386,9 +382,9 @@ class ReAct:
     def _search(self, query: str, shown: dict[str, list[str]]) -> list[Passage]:
         key = normalize_answer(query)
         seen = shown.setdefault(key, [])
-        emit("retrieve", query=query, k=self.k)
-        hits = self.retriever.search(query, k=self.k + len(seen))
-        new = [p for p in hits if p.id not in seen][: self.k]
+        emit("retrieve", query=query, k=self.config.k)
+        hits = self.retriever.search(query, k=self.config.k + len(seen))
+        new = [p for p in hits if p.id not in seen][: self.config.k]
         seen.extend(p.id for p in new)
         return new
 
