@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from searchain.methods import builder_options as bo
-from searchain.methods.catalog import MethodRecord, register
+from searchain.methods.record import MethodRecord
 from searchain.methods.settings import Setting, settings_of
 
 SEARCHAIN_FAMILIES = ("multihop", "yesno", "factcheck", "longform")
@@ -79,7 +79,7 @@ def _react_settings() -> tuple[Setting, ...]:
     return settings_of(ReActConfig)
 
 
-def _builtin_records() -> tuple[MethodRecord, ...]:
+def builtin_records() -> tuple[MethodRecord, ...]:
     from searchain.methods import builders as b
 
     return (
@@ -156,7 +156,3 @@ def _builtin_records() -> tuple[MethodRecord, ...]:
             task_options=_label_task,
         ),
     )
-
-
-for _record in _builtin_records():
-    register(_record)

@@ -43,6 +43,7 @@ __all__ = [
     "canonical_methods",
     "check_options",
     "dedup_note",
+    "description",
     "group_of",
     "make_embedder",
     "make_reader",
@@ -66,6 +67,17 @@ def canonical_methods() -> tuple[str, ...]:
 
 def record_of(name: str) -> MethodRecord:
     return resolve(name)[0]
+
+
+def description(name: str) -> str:
+    """One line on what ``name`` does: its record's summary, and what a variant fixes."""
+    record, fixed = resolve(name)
+    if fixed:
+        said = ", ".join(f"{k}={v}" for k, v in fixed.items())
+        return f"{record.name} with {said}: {record.summary}"
+    if name != record.name:
+        return f"= {record.name}: {record.summary}"
+    return record.summary
 
 
 def canonical(name: str) -> str:
@@ -145,6 +157,7 @@ _DERIVED = {
     "GROUPS": lambda: {r.name: r.group for r in records() if r.group != "baselines"},
     "BASELINES": lambda: tuple(r.name for r in records() if r.group == "baselines"),
     "PYTHON_OBJECTS": lambda: {r.name: set(r.python_objects) for r in records()},
+    "DESCRIPTIONS": lambda: {n: description(n) for n in method_names()},
 }
 
 
