@@ -14,12 +14,13 @@ class BodyError(RuntimeError):
 # Charsets a page may name, as Python codec names: single-byte tables and the common
 # multi-byte ones, all decoded in linear time by C codecs. Anything else ("punycode",
 # "idna", "utf-7", "rot13", "zlib"...: slow, or not text codecs at all) decodes as UTF-8.
-CHARSETS = frozenset({
-    "utf-8", "utf-8-sig", "ascii", "iso8859-1", "iso8859-2", "iso8859-15", "cp1250", "cp1251",
-    "cp1252", "cp1253", "cp1254", "cp1256", "koi8-r", "utf-16", "utf-16-le", "utf-16-be",
-    "utf-32", "utf-32-le", "utf-32-be", "shift_jis", "euc_jp", "iso2022_jp", "gb2312", "gbk",
-    "gb18030", "big5", "euc_kr", "cp949",
-})  # fmt: skip
+CHARSETS = frozenset(
+    """
+    utf-8 utf-8-sig ascii iso8859-1 iso8859-2 iso8859-15 cp1250 cp1251 cp1252 cp1253 cp1254
+    cp1256 koi8-r utf-16 utf-16-le utf-16-be utf-32 utf-32-le utf-32-be shift_jis euc_jp
+    iso2022_jp gb2312 gbk gb18030 big5 euc_kr cp949
+    """.split()
+)
 
 
 def decode(content: bytes, content_type: str) -> str:

@@ -49,9 +49,17 @@ except ImportError:  # pragma: no cover - depends on the installed client
     import httpcore  # type: ignore[no-redef]
 
 __all__ = [
-    "FetchError", "FetchResponse", "HttpPolicy", "UnsafeURLError", "afetch", "check_url",
-    "decode", "fetch", "is_public", "redact",
-]  # fmt: skip
+    "FetchError",
+    "FetchResponse",
+    "HttpPolicy",
+    "UnsafeURLError",
+    "afetch",
+    "check_url",
+    "decode",
+    "fetch",
+    "is_public",
+    "redact",
+]
 
 REDIRECTS = (301, 302, 303, 307, 308)
 RETRY_STATUS = (429, 502, 503, 504)
