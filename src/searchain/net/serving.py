@@ -131,7 +131,6 @@ def serve(
     app: ASGIApp,
     host: str = "127.0.0.1",
     port: int = 8000,
-    *,
     log_level: str = "info",
     access_log: bool = False,
 ) -> None:
