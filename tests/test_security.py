@@ -239,11 +239,11 @@ def test_cancelling_stops_a_call_in_the_middle_of_a_read() -> None:
 def test_reader_and_retrieval_failures_map_to_502_without_detail() -> None:
     from searchain.readers.llm_reader import NoLogprobsError
     from searchain.retrieval.remote import RetrievalError
-    from searchain.server.app import _answer_error
+    from searchain.server.errors import answer_error
 
-    err = _answer_error(NoLogprobsError("m at http://u:pw-1234567@h/v1 returned none"), 5)
+    err = answer_error(NoLogprobsError("m at http://u:pw-1234567@h/v1 returned none"), 5)
     assert err.status == 502 and "pw-1234567" not in err.message
-    err = _answer_error(RetrievalError("http://h: HTTP 500: 'secret table dump'"), 5)
+    err = answer_error(RetrievalError("http://h: HTTP 500: 'secret table dump'"), 5)
     assert err.status == 502 and "dump" not in err.message
-    assert _answer_error(TimeoutError(), 5).status == 504
-    assert _answer_error(KeyError("x"), 5).status == 500
+    assert answer_error(TimeoutError(), 5).status == 504
+    assert answer_error(KeyError("x"), 5).status == 500

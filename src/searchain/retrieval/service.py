@@ -21,11 +21,8 @@ The service has no authentication, so :func:`serve` binds to loopback unless tol
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import logging
 import math
-import socket
-import threading
 from collections.abc import Iterator, Sequence
 from typing import Annotated, Any
 
@@ -34,8 +31,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Receive, Scope, Send
 
+from searchain.net.serving import BodyLimit, is_loopback, refuse_remote
+from searchain.net.serving import running as run_app
+from searchain.net.serving import serve as serve_app
 from searchain.retrieval.base import Retriever
 from searchain.types import Passage
 
@@ -99,34 +98,64 @@ def create_app(
         docs_url="/docs",
         redoc_url=None,
     )
-    # Reject oversized bodies from Content-Length before reading them. The bound is loose
-    # (every character JSON-escaped at 6 bytes) so no request within the limits trips it.
-    app.add_middleware(_BodyLimit, max_bytes=65_536 + max_batch * (6 * max_query_chars + 16))
+    # Reject oversized bodies before reading them. The bound is loose (every character
+    # JSON-escaped at 6 bytes) so no request within the limits trips it.
+    max_bytes = 65_536 + max_batch * (6 * max_query_chars + 16)
+    app.add_middleware(BodyLimit, max_bytes=max_bytes, field="detail")
     _install_error_handlers(app)
+    searcher = _Searcher(retriever, max_k, max_query_chars, max_batch)
+    _add_health(app, searcher, name)
+    _add_search_routes(app, searcher)
+    _add_colbert_routes(app, searcher)
+    return app
 
-    def check_k(k: int) -> None:
-        if not 1 <= k <= max_k:
-            raise ServiceError(422, f"k must be between 1 and {max_k}, got {k}")
 
-    def check_query(query: str, where: str = "query") -> None:
-        if len(query) > max_query_chars:
+class _Searcher:
+    """The retriever behind the routes, with the limits every request is checked against."""
+
+    def __init__(
+        self, retriever: Retriever, max_k: int, max_query_chars: int, max_batch: int
+    ) -> None:
+        self.retriever = retriever
+        self.max_k, self.max_query_chars, self.max_batch = max_k, max_query_chars, max_batch
+
+    def check_k(self, k: int) -> None:
+        if not 1 <= k <= self.max_k:
+            raise ServiceError(422, f"k must be between 1 and {self.max_k}, got {k}")
+
+    def check_query(self, query: str, where: str = "query") -> None:
+        if len(query) > self.max_query_chars:
             raise ServiceError(
                 413,
                 f"{where} is {len(query):,} characters long; this service accepts at most "
-                f"{max_query_chars:,}",
+                f"{self.max_query_chars:,}",
             )
 
-    def run_search(queries: list[str], k: int) -> list[list[Passage]]:
+    def check_batch(self, queries: list[str]) -> None:
+        if len(queries) > self.max_batch:
+            raise ServiceError(
+                413,
+                f"batch of {len(queries):,} queries; this service accepts at most "
+                f"{self.max_batch:,} per request (split the batch)",
+            )
+        for i, q in enumerate(queries):
+            self.check_query(q, where=f"queries[{i}]")
+
+    def search(self, queries: list[str], k: int) -> list[list[Passage]]:
         # Path functions are plain ``def``s, so FastAPI runs them (and this) in its
         # threadpool: a CPU-bound bm25s search never blocks the event loop.
         try:
             if len(queries) == 1:
-                return [retriever.search(queries[0], k)]
-            return retriever.search_batch(queries, k)
+                return [self.retriever.search(queries[0], k)]
+            return self.retriever.search_batch(queries, k)
         except Exception:
             log.exception("search failed for %d queries (k=%d)", len(queries), k)
             # The client gets no traceback (it may show paths or data); the log has it.
             raise ServiceError(500, "search failed (internal error); see the server log") from None
+
+
+def _add_health(app: FastAPI, searcher: _Searcher, name: str) -> None:
+    """GET /healthz: up, named as a searchain service, with its limits."""
 
     # async: answered on the event loop, so health checks work while searches fill the pool
     @app.get("/healthz")
@@ -136,39 +165,40 @@ def create_app(
             "service": SERVICE_NAME,
             "name": name,
             "api": ["v1/search", "v1/search_batch", "api/search"],
-            "max_k": max_k,
-            "max_query_chars": max_query_chars,
-            "max_batch": max_batch,
+            "max_k": searcher.max_k,
+            "max_query_chars": searcher.max_query_chars,
+            "max_batch": searcher.max_batch,
         }
         with contextlib.suppress(TypeError):  # not every retriever knows its size
-            info["passages"] = len(retriever)  # type: ignore[arg-type]
+            info["passages"] = len(searcher.retriever)  # type: ignore[arg-type]
         return JSONResponse(info)
+
+
+def _add_search_routes(app: FastAPI, searcher: _Searcher) -> None:
+    """searchain's own API: POST /v1/search and /v1/search_batch."""
 
     @app.post("/v1/search")
     def search(req: SearchRequest) -> JSONResponse:
-        check_k(req.k)
-        check_query(req.query)
-        hits = run_search([req.query], req.k)[0]
+        searcher.check_k(req.k)
+        searcher.check_query(req.query)
+        hits = searcher.search([req.query], req.k)[0]
         return JSONResponse({"passages": [_passage_dict(p) for p in hits]})
 
     @app.post("/v1/search_batch")
     def search_batch(req: BatchRequest) -> JSONResponse:
-        check_k(req.k)
-        if len(req.queries) > max_batch:
-            raise ServiceError(
-                413,
-                f"batch of {len(req.queries):,} queries; this service accepts at most "
-                f"{max_batch:,} per request (split the batch)",
-            )
-        for i, q in enumerate(req.queries):
-            check_query(q, where=f"queries[{i}]")
-        results = run_search(req.queries, req.k) if req.queries else []
+        searcher.check_k(req.k)
+        searcher.check_batch(req.queries)
+        results = searcher.search(req.queries, req.k) if req.queries else []
         return JSONResponse({"results": [[_passage_dict(p) for p in r] for r in results]})
 
+
+def _add_colbert_routes(app: FastAPI, searcher: _Searcher) -> None:
+    """The ColBERTv2 server API: GET /api/search, and POST with a JSON body."""
+
     def colbert(query: str, k: int) -> JSONResponse:
-        check_k(k)
-        check_query(query)
-        hits = run_search([query], k)[0]
+        searcher.check_k(k)
+        searcher.check_query(query)
+        hits = searcher.search([query], k)[0]
         return JSONResponse({"query": query, "topk": colbert_topk(hits)})
 
     @app.get("/api/search")
@@ -181,8 +211,6 @@ def create_app(
     @app.post("/api/search")
     def colbert_post(req: ColbertPostRequest) -> JSONResponse:
         return colbert(req.query, req.k)
-
-    return app
 
 
 def colbert_topk(hits: Sequence[Passage]) -> list[dict[str, Any]]:
@@ -276,53 +304,17 @@ def _where(loc: list[Any]) -> str:
     return ".".join(str(part) for part in loc) or "request"
 
 
-class _BodyLimit:
-    """Pure ASGI middleware answering 413 to a declared Content-Length over ``max_bytes``
-    (Starlette's ``BaseHTTPMiddleware`` would cost every request a task and a copy)."""
-
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            for key, value in scope["headers"]:
-                if key == b"content-length":
-                    try:
-                        too_big = int(value) > self.max_bytes
-                    except ValueError:
-                        too_big = False  # h11 has already rejected malformed lengths
-                    if too_big:
-                        response = JSONResponse(
-                            {"detail": f"request body over {self.max_bytes:,} bytes"},
-                            status_code=413,
-                        )
-                        await response(scope, receive, send)
-                        return
-                    break
-        await self.app(scope, receive, send)
-
-
 # -- running ------------------------------------------------------------------------------
 
 
-def is_loopback(host: str) -> bool:
-    """Whether binding ``host`` keeps the service reachable from this machine only."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False  # another host name could resolve to any interface
-
-
 def _check_host(host: str, allow_remote: bool) -> None:
-    if not allow_remote and not is_loopback(host):
-        raise ValueError(
-            f"refusing to bind {host!r}: the retrieval service has no authentication, so "
-            "anyone who can reach the port can query (and load) it. Bind 127.0.0.1 and put "
-            "an authenticating proxy in front, or pass allow_remote=True to expose it anyway."
-        )
+    refuse_remote(
+        host,
+        f"refusing to bind {host!r}: the retrieval service has no authentication, so "
+        "anyone who can reach the port can query (and load) it. Bind 127.0.0.1 and put "
+        "an authenticating proxy in front, or pass allow_remote=True to expose it anyway.",
+        allowed=allow_remote,
+    )
 
 
 def serve(
@@ -344,10 +336,8 @@ def serve(
     The access log is off by default: it would log every query, which may be private.
     """
     _check_host(host, allow_remote)
-    import uvicorn
-
     app = create_app(retriever, name=name, **limits)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=access_log)
+    serve_app(app, host, port, log_level=log_level, access_log=access_log)
 
 
 @contextlib.contextmanager
@@ -366,35 +356,6 @@ def running(
     there is no window in which another process could take the port.
     """
     _check_host(host, allow_remote)
-    import uvicorn
-
     app = create_app(retriever, name=name, **limits)
-    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
-    # proto must say TCP explicitly: asyncio only sets TCP_NODELAY on accepted sockets whose
-    # proto is IPPROTO_TCP, and with Nagle on, every keep-alive response body waits ~40 ms
-    # for the client's delayed ACK of the headers (measured: 45 ms vs 1 ms per request).
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host.strip("[]"), port))
-        bound = sock.getsockname()[1]
-        config = uvicorn.Config(
-            app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2
-        )
-        server = uvicorn.Server(config)
-        thread = threading.Thread(
-            target=server.run, kwargs={"sockets": [sock]}, name="searchain-service", daemon=True
-        )
-        thread.start()
-        while not server.started:
-            if not thread.is_alive():
-                raise RuntimeError("the retrieval service failed to start; see the log")
-            thread.join(0.01)
-        url_host = f"[{host.strip('[]')}]" if family == socket.AF_INET6 else host
-        try:
-            yield f"http://{url_host}:{bound}"
-        finally:
-            server.should_exit = True
-            thread.join(10)
-    finally:
-        sock.close()
+    with run_app(app, host, port, what="retrieval service", name="searchain-service") as url:
+        yield url

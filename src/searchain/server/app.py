@@ -7,8 +7,7 @@ GET  /v1/runs[/NAME[/items/ID]]   evaluation runs written by ``searchain eval``
 GET  /healthz           liveness, load and limits (no token needed)
 GET  /                  the viewer (static files in this package)
 
-Every error is ``{"error": "<one readable line>"}`` with its status, never a traceback, a
-file's contents or an upstream server's body (those go to the server log, secrets masked).
+Every error is ``{"error": "<one readable line>"}`` with its status (``server/errors.py``).
 What the service sends (traces, run records, manifests) passes through the redaction helper
 (``searchain.redaction``): keys, tokens and URL user-info never leave it.
 """
@@ -24,18 +23,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Query, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi import Depends, FastAPI, Query
+from fastapi.responses import FileResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from searchain import redaction
-from searchain.llm import LLMError
+from searchain.net.serving import BodyLimit
 from searchain.server import models as m
 from searchain.server.engine import Engine, ServiceBusy, why_not_built
-from searchain.server.limits import LOOPBACK_HOSTS, BodyLimit, HostAllowList, TokenAuth
+from searchain.server.errors import (
+    ASK_ERRORS,
+    ERRORS,
+    NOT_FOUND,
+    STREAM_ERRORS,
+    ApiError,
+    answer_error,
+    install_error_handlers,
+    one_line,
+)
+from searchain.server.limits import LOOPBACK_HOSTS, HostAllowList, TokenAuth
 from searchain.server.runs import RunNotFound, RunStore
 
 log = logging.getLogger(__name__)
@@ -63,42 +70,6 @@ class Settings:
     allowed_hosts: tuple[str, ...] | None = LOOPBACK_HOSTS
 
 
-class ApiError(Exception):
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None):
-        super().__init__(message)
-        self.status, self.message, self.headers = status, message, headers
-
-
-ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": m.ErrorOut, "description": text}
-    for code, text in {
-        401: "Missing or wrong bearer token",
-        413: "Request body too large",
-        422: "Invalid request",
-    }.items()
-}
-ASK_ERRORS: dict[int | str, dict[str, Any]] = {
-    **ERRORS,
-    429: {"model": m.ErrorOut, "description": "Every answer slot is busy; retry later"},
-    502: {"model": m.ErrorOut, "description": "The LLM or the retriever failed"},
-    504: {"model": m.ErrorOut, "description": "The answer took longer than the timeout"},
-}
-NOT_FOUND: dict[int | str, dict[str, Any]] = {
-    **ERRORS,
-    404: {"model": m.ErrorOut, "description": "No such run or item"},
-}
-
-
-# The stream's errors come before the stream starts, as JSON (not as events).
-STREAM_ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {
-        "description": spec["description"],
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}},
-    }
-    for code, spec in ASK_ERRORS.items()
-}
-
-
 class EventStream(StreamingResponse):
     media_type = "text/event-stream"
 
@@ -123,8 +94,6 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
         raise ValueError(f"unknown default method {s.default_method!r}")
     redaction.install_log_redaction()
     redaction.register(s.token)
-    runs = RunStore(s.runs_dir)
-    AskRequest = m.ask_model(engine.methods, s.default_method, s.max_question_chars)
     app = FastAPI(
         title="searchain",
         summary="Answer questions with an LLM and a search engine; every step traced.",
@@ -137,8 +106,21 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
         app.add_middleware(TokenAuth, token=s.token)
     if s.allowed_hosts is not None:  # added last, so it runs first of all
         app.add_middleware(HostAllowList, hosts=s.allowed_hosts)
-    _install_error_handlers(app)
-    # Enforced by TokenAuth; the dependency puts the scheme into the OpenAPI schema.
+    install_error_handlers(app)
+    # Routes in this order, which is the order of the OpenAPI schema's paths.
+    auth = _auth(s)
+    _add_ask_routes(app, engine, s, auth)
+    _add_lookup_routes(app, engine, s, auth)
+    _add_run_routes(app, RunStore(s.runs_dir), auth)
+    _add_health_and_viewer(app, engine, s)
+    return app
+
+
+def _auth(s: Settings) -> list[Any]:
+    """The dependencies of a route under /v1/. TokenAuth enforces the token; this dependency
+    puts the scheme into the OpenAPI schema."""
+    if s.token is None:
+        return []
     bearer = HTTPBearer(auto_error=False, description="SEARCHAIN_API_TOKEN")
 
     async def check_token(
@@ -146,7 +128,12 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
     ) -> None:
         return None
 
-    auth = [Depends(check_token)] if s.token is not None else []
+    return [Depends(check_token)]
+
+
+def _add_ask_routes(app: FastAPI, engine: Engine, s: Settings, auth: list[Any]) -> None:
+    """POST /v1/ask and /v1/ask/stream."""
+    AskRequest = m.ask_model(engine.methods, s.default_method, s.max_question_chars)
 
     async def prepare(req: m.AskBase) -> Any:
         """Validate what needs the engine, then take a slot (429 when none is free)."""
@@ -157,7 +144,7 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
             # Off the event loop: a first build may load a model (the query embedder).
             method = await asyncio.to_thread(engine.build, name, req.options.given())
         except ValueError as e:  # the method refusing an option value: our own message
-            raise ApiError(422, _one_line(str(e))) from None
+            raise ApiError(422, one_line(str(e))) from None
         except Exception as e:  # the server's business: logged, not echoed (but for a summary)
             log.warning("building %s failed", name, exc_info=e)
             raise ApiError(422, why_not_built(name, e)) from None
@@ -174,17 +161,21 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
         try:
             trace = await engine.answer(method, req.question, s.timeout)  # type: ignore[attr-defined]
         except Exception as e:
-            raise _answer_error(e, s.timeout) from None
+            raise answer_error(e, s.timeout) from None
         return public(trace.to_dict())
 
     @app.post(
         "/v1/ask/stream",
         response_class=EventStream,
-        responses={200: {"description": "`progress` events, then one `trace` or `error`",
-                         "content": {"text/event-stream": {"schema": STREAM_EVENT}}},
-                   **STREAM_ERRORS},
+        responses={
+            200: {
+                "description": "`progress` events, then one `trace` or `error`",
+                "content": {"text/event-stream": {"schema": STREAM_EVENT}},
+            },
+            **STREAM_ERRORS,
+        },
         dependencies=auth,
-    )  # fmt: skip
+    )
     async def ask_stream(req: AskRequest) -> EventStream:  # type: ignore[valid-type]
         """Server-sent events: ``event: progress`` (``data``: round, chain, node, ... see
         ``searchain.events``), then ``event: trace`` with the trace, or ``event: error``
@@ -192,10 +183,16 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
         method = await prepare(req)
         return EventStream(_stream(engine, method, req.question, s))  # type: ignore[attr-defined]
 
+
+def _add_lookup_routes(app: FastAPI, engine: Engine, s: Settings, auth: list[Any]) -> None:
+    """GET /v1/passages/context and /v1/methods: what the viewer looks up about the engine."""
+
     @app.get(
-        "/v1/passages/context", response_model=m.ContextOut, responses=NOT_FOUND,
+        "/v1/passages/context",
+        response_model=m.ContextOut,
+        responses=NOT_FOUND,
         dependencies=auth,
-    )  # fmt: skip
+    )
     def passage_context(
         id: Annotated[str, Query(min_length=1, max_length=2000, description="A passage id")],
         around: Annotated[int, Query(ge=0, le=5)] = 1,
@@ -218,11 +215,18 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
 
         notes = getattr(registry, "DESCRIPTIONS", {})
         listed = [
-            {"name": n, "description": str(notes.get(n, "")),
-             "settings": [x.to_dict() for x in registry.method_settings(n)]}
+            {
+                "name": n,
+                "description": str(notes.get(n, "")),
+                "settings": [x.to_dict() for x in registry.method_settings(n)],
+            }
             for n in engine.methods
-        ]  # fmt: skip
+        ]
         return {"methods": listed, "default": s.default_method}
+
+
+def _add_run_routes(app: FastAPI, runs: RunStore, auth: list[Any]) -> None:
+    """GET /v1/runs[/NAME[/items/ID]]: evaluation runs written by ``searchain eval``."""
 
     @app.get("/v1/runs", response_model=m.RunsOut, responses=ERRORS, dependencies=auth)
     def list_runs() -> Any:
@@ -260,6 +264,10 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
         except RunNotFound:
             raise ApiError(404, f"no item {item_id!r} in run {name!r}") from None
 
+
+def _add_health_and_viewer(app: FastAPI, engine: Engine, s: Settings) -> None:
+    """GET /healthz (no token needed), the viewer's page at / and its files under /static."""
+
     @app.get("/healthz", response_model=m.HealthOut)
     async def healthz() -> Any:
         return {
@@ -277,7 +285,6 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
         return FileResponse(STATIC / "index.html", headers=_page_headers())
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    return app
 
 
 async def _stream(engine: Engine, method: Any, question: str, s: Settings) -> AsyncIterator[str]:
@@ -291,8 +298,9 @@ async def _stream(engine: Engine, method: Any, question: str, s: Settings) -> As
     try:
         while not task.done() or not queue.empty():
             getter = asyncio.ensure_future(queue.get())
-            done, _ = await asyncio.wait({getter, task}, timeout=s.heartbeat,
-                                         return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+            done, _ = await asyncio.wait(
+                {getter, task}, timeout=s.heartbeat, return_when=asyncio.FIRST_COMPLETED
+            )
             if getter in done:
                 yield _sse("progress", public(getter.result()))
                 continue
@@ -302,7 +310,7 @@ async def _stream(engine: Engine, method: Any, question: str, s: Settings) -> As
         try:
             trace = task.result()
         except Exception as e:
-            err = _answer_error(e, s.timeout)
+            err = answer_error(e, s.timeout)
             yield _sse("error", {"error": err.message, "status": err.status})
             return
         yield _sse("trace", public(trace.to_dict()))
@@ -313,27 +321,6 @@ async def _stream(engine: Engine, method: Any, question: str, s: Settings) -> As
 
 def _sse(event: str, data: Any) -> str:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
-
-
-def _answer_error(e: BaseException, timeout: float) -> ApiError:
-    """The client's view of a failed answer: a status and a short summary. The details
-    (endpoints, upstream bodies) go to the log only, secrets masked."""
-    if isinstance(e, TimeoutError):
-        return ApiError(504, f"the answer took longer than {timeout:g} s and was stopped")
-    if isinstance(e, LLMError):  # NoLogprobsError and malformed responses included
-        log.warning("answer failed: %s", e)
-        summary = getattr(e, "public", None) or _one_line(str(e))
-        return ApiError(502, f"the language model failed: {summary}")
-    if isinstance(e, RuntimeError) and type(e).__name__ == "RetrievalError":
-        log.warning("answer failed: %s", e)  # its message may quote the server's body
-        return ApiError(502, "retrieval failed; see the server log")
-    log.error("answer failed", exc_info=e)
-    return ApiError(500, "internal error while answering; see the server log")
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    line = redaction.redact_text(text).strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def public(obj: Any) -> Any:
@@ -365,33 +352,3 @@ def _version() -> str:
     from searchain import __version__
 
     return __version__
-
-
-def _install_error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(ApiError)
-    async def api_error(_: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse({"error": exc.message}, status_code=exc.status, headers=exc.headers)
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        # The offending input is not echoed back (it may be huge).
-        parts = [
-            f"{'.'.join(str(p) for p in e.get('loc', ())) or 'request'}: {e.get('msg', '')}"
-            for e in exc.errors()
-        ]
-        return JSONResponse({"error": "invalid request: " + "; ".join(parts)}, status_code=422)
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        if exc.status_code == 400:  # FastAPI's answer to a body it cannot decode (not UTF-8)
-            return JSONResponse(
-                {"error": "invalid request: the body is not valid JSON (UTF-8)"}, status_code=422
-            )
-        return JSONResponse(
-            {"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers
-        )
-
-    @app.exception_handler(Exception)
-    async def crashed(_: Request, exc: Exception) -> JSONResponse:
-        log.error("unhandled error", exc_info=exc)
-        return JSONResponse({"error": "internal error; see the server log"}, status_code=500)

@@ -13,7 +13,6 @@ URL, and ``404`` for titles it does not have. Bound to loopback unless told othe
 from __future__ import annotations
 
 import html
-import ipaddress
 import sys
 import threading
 import time
@@ -23,6 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from searchain.net.serving import base_url, refuse_remote, thread
 from searchain.retrieval.llm_url.urls import canonical_title, title_to_path
 from searchain.types import Passage
 
@@ -38,6 +38,9 @@ _FOOTER = """<div id="catlinks" class="catlinks">Categories: Articles served by 
 mirror</div><footer id="footer"><ul><li>This page was last edited on 1 January 2024.</li>
 <li>Text is available under the Creative Commons Attribution-ShareAlike License 4.0.</li>
 <li><a href="/wiki/Wikipedia:Privacy_policy">Privacy policy</a></li></ul></footer>"""
+_NAVBOX = """<div class="navbox" role="navigation"><table><tr><th>Related articles</th><td>\
+<a href="/wiki/Main_Page">Main page</a> · <a href="/wiki/Help:Contents">Help</a></td></tr>\
+</table></div>"""
 _MISSING = "Wikipedia does not have an article with this exact name."
 
 
@@ -64,9 +67,7 @@ def render_page(title: str, paragraphs: list[str]) -> str:
             text = "<br>".join(esc(line) for line in block.split("\n"))
             cite = f'<sup class="reference"><a href="#cite_note-{i}">[{i + 1}]</a></sup>'
             body.append(f"<p>{text}{cite}</p>")
-    body.append('<div class="navbox" role="navigation"><table><tr><th>Related articles</th>'
-                '<td><a href="/wiki/Main_Page">Main page</a> · <a href="/wiki/Help:Contents">'
-                'Help</a></td></tr></table></div>')  # fmt: skip
+    body.append(_NAVBOX)
     body.append('<div class="reflist"><ol class="references"><li>A reference.</li></ol></div>')
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{esc(title)} - '
@@ -132,8 +133,9 @@ class MirrorServer:
         padding: Mapping[str, int] | None = None,
         latency_s: float = 0.0,
     ) -> None:
-        if not allow_remote and not _is_loopback(host):
-            raise ValueError(f"{host} is not a loopback address; pass allow_remote=True")
+        refuse_remote(
+            host, f"{host} is not a loopback address; pass allow_remote=True", allowed=allow_remote
+        )
         self.corpus = corpus
         self.delays = {canonical_title(t): s for t, s in (delays or {}).items()}
         self.padding = {canonical_title(t): n for t, n in (padding or {}).items()}
@@ -147,14 +149,13 @@ class MirrorServer:
     @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return base_url(str(host), int(port))
 
     def serve_forever(self) -> None:
         self._httpd.serve_forever()
 
     def start(self) -> MirrorServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
+        self._thread = thread(self._httpd.serve_forever, "searchain-mirror")
         return self
 
     def stop(self) -> None:
@@ -176,15 +177,6 @@ class _Server(ThreadingHTTPServer):
         if isinstance(sys.exc_info()[1], ConnectionError):
             return
         super().handle_error(request, client_address)  # type: ignore[arg-type]
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _handler(server: MirrorServer) -> type[BaseHTTPRequestHandler]:
