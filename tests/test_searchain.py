@@ -146,7 +146,9 @@ def test_unconfident_reader_does_not_overrule_the_llm(index, embedder, hotpot) -
     reader = node.meta["reader"]
     assert reader["confidence"] > -99  # a grounded answer ...
     assert reader["answer"] not in (node.answer or "")  # ... that disagrees, yet is ignored
-    assert node.source == "llm" and node.meta["status"] == "verified"
+    # ... and the node says so: IR did not confirm it (issue 41), it is not "verified".
+    assert node.source == "llm" and node.meta["status"] == "unconfirmed"
+    assert node.meta["check"] == "the reader disagrees, below the confidence threshold θ"
 
 
 def test_unsolved_query_is_completed_by_ir(index, embedder, hotpot, corpus_ids) -> None:

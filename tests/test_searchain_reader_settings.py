@@ -69,7 +69,8 @@ def test_by_default_the_repeated_entity_corrects_the_llm(index: BM25Index) -> No
 
 def test_ignored_it_neither_corrects_nor_completes(index: BM25Index) -> None:
     fb, state = _traverse(index, "ignore", node := _node("Wyoming County"))
-    assert fb is None and node.meta["status"] == "verified" and node.answer == "Wyoming County"
+    assert fb is None and node.meta["status"] == "unconfirmed" and node.answer == "Wyoming County"
+    assert node.meta["check"].startswith("inconclusive")  # a set-aside answer confirms nothing
     assert node.meta["reader"]["answer"] == "McDowell County"  # the verdict is kept
     assert node.meta["reader"]["set_aside"] == "the answer repeats the query"
     assert state.path == [node]

@@ -20,7 +20,13 @@ def _label(node: Node) -> str:
     status = node.meta.get("status", "")
     answer = escape(node.answer) if node.answer else "[dim]unsolved[/]"
     line = f"[bold]{escape(node.query)}[/] → {answer}  [{style}]{source}[/]"
-    if status and status not in ("verified",):
+    if status == "unconfirmed":  # kept, but IR did not confirm it: say what the check found
+        reader = node.meta.get("reader") or {}
+        said = (
+            f"; the reader said {escape(str(reader['answer']))!r}" if reader.get("answer") else ""
+        )
+        line += f" [yellow](unconfirmed: {escape(str(node.meta.get('check', '')))}{said})[/]"
+    elif status and status not in ("verified",):
         line += f" [dim]({status})[/]"
     if node.meta.get("llm_answer") and node.source.startswith("ir-"):
         line += f"\n[dim]LLM said: {escape(str(node.meta['llm_answer']))}[/]"

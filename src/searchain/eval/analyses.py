@@ -12,7 +12,8 @@ from searchain.scoring import as_golds, cover_em
 from searchain.types import Trace
 
 KNOWLEDGE_SOURCES = ("llm", "ir-corrected", "ir-completed")
-_CHECKED = {"verified", "corrected", "completed"}
+# "unconfirmed": IR read a passage for it but did not confirm it (below θ, inconclusive).
+_CHECKED = {"verified", "unconfirmed", "corrected", "completed"}
 
 
 def knowledge_source_split(
@@ -22,9 +23,9 @@ def knowledge_source_split(
     LLM, was corrected by IR (verification) or was provided by IR (completion), pooled over
     all traces (node-level, as the paper counts).
 
-    ``scope="checked"`` counts the nodes IR actually checked (status verified, corrected or
-    completed; nodes without a status are counted too), ``"path"`` the nodes of the final
-    reasoning path (``trace.meta["path"]``), ``"all"`` every node but the root question.
+    ``scope="checked"`` counts the nodes IR actually checked (status verified, unconfirmed,
+    corrected or completed; nodes without a status are counted too), ``"path"`` the nodes of
+    the final reasoning path (``trace.meta["path"]``), ``"all"`` every node but the root question.
     Returns the fractions keyed by source (other sources, e.g. ``"tool"``, appear when
     present) and ``"nodes"``, the number of nodes counted.
     """
@@ -44,6 +45,29 @@ def knowledge_source_split(
     total = sum(counts.values())
     out = {s: (counts[s] / total if total else 0.0) for s in (*KNOWLEDGE_SOURCES, *counts)}
     out["nodes"] = float(total)
+    return out
+
+
+def node_checks(traces: Iterable[Trace | None]) -> dict[str, int]:
+    """What IR's check found for SearChain's nodes, pooled over traces: ``verified`` (a
+    confident reader agreed), ``unconfirmed`` (below θ, inconclusive, or verification off),
+    ``corrected``, ``completed``; and ``verified_unconfirmed``: nodes labelled verified by
+    code before the label was honest whose reader was not confident (at or below θ) — a run
+    made now has none."""
+    out = dict.fromkeys(("verified", "unconfirmed", "corrected", "completed"), 0)
+    out["verified_unconfirmed"] = 0
+    for trace in traces:
+        if trace is None:
+            continue
+        theta = trace.meta.get("theta")
+        for node in trace.nodes:
+            status = node.meta.get("status")
+            if status in out:
+                out[status] += 1
+            confidence = (node.meta.get("reader") or {}).get("confidence")
+            below = theta is not None and (confidence is None or confidence <= theta)
+            if status == "verified" and below:
+                out["verified_unconfirmed"] += 1
     return out
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from searchain.eval.bootstrap import bootstrap_ci
 from searchain.eval.runner import read_results
@@ -136,7 +137,7 @@ def analyses(runs: Sequence[RunLike]) -> str:
     correct with/without IR, IR-helped questions, misleading rate). Correct = the item's
     cover-EM (of its final answer) as recorded by the run, or as rescored
     (:mod:`searchain.eval.rescore`)."""
-    from searchain.eval.analyses import efficiency, ir_effects, knowledge_source_split
+    from searchain.eval.analyses import efficiency, ir_effects
     from searchain.types import Trace
 
     out = []
@@ -179,13 +180,7 @@ def analyses(runs: Sequence[RunLike]) -> str:
             "",
         ]
         if "searchain" in traces:
-            split = knowledge_source_split(traces["searchain"].values())
-            parts = ", ".join(f"{k} {100 * v:.1f} %" for k, v in split.items() if k != "nodes")
-            out += [
-                f"**{name}: knowledge sources** of SearChain's {split['nodes']:.0f} checked "
-                f"nodes (Table 2): {parts}.",
-                "",
-            ]
+            out += _searchain_nodes(name, traces["searchain"].values())
         if "searchain" in traces and "searchain-no-ir" in traces:
             ids = [i for i in traces["searchain"] if i in traces["searchain-no-ir"]]
             fx = ir_effects(
@@ -206,6 +201,31 @@ def analyses(runs: Sequence[RunLike]) -> str:
                 "",
             ]
     return "\n".join(out)
+
+
+def _searchain_nodes(name: str, traces: Iterable[Any]) -> list[str]:
+    """Where SearChain's nodes' knowledge came from (Table 2) and what IR's checks found."""
+    from searchain.eval.analyses import knowledge_source_split, node_checks
+
+    traces = list(traces)
+    split = knowledge_source_split(traces)
+    parts = ", ".join(f"{k} {100 * v:.1f} %" for k, v in split.items() if k != "nodes")
+    checks = node_checks(traces)
+    said = ", ".join(
+        f"{checks[k]} {k}" for k in ("verified", "unconfirmed", "corrected", "completed")
+    )
+    out = [
+        f"**{name}: knowledge sources** of SearChain's {split['nodes']:.0f} checked "
+        f"nodes (Table 2): {parts}.",
+        "",
+        f"**{name}: IR's checks** of SearChain's nodes: {said}.",
+    ]
+    if checks["verified_unconfirmed"]:
+        out.append(
+            f"{checks['verified_unconfirmed']} of the nodes labelled verified had a reader at "
+            "or below θ: this run was made before such nodes were labelled unconfirmed."
+        )
+    return [*out, ""]
 
 
 def bar_chart(rows: list[Row], path: str | Path) -> Path:

@@ -287,9 +287,14 @@ class SearChain:
             state.path.append(node)
             return None
         confident = cfg.verification and out.confidence > self.theta
-        if confident and not self._consistent(out.answer, node.answer or "", top):
+        consistent = self._consistent(out.answer, node.answer or "", top)
+        if confident and not consistent:
             return Feedback(node, "verify", out, top)
-        node.meta["status"] = "verified"
+        # Verified only when IR confirmed it: a confident reader that agrees. Otherwise the
+        # node keeps the LLM's answer (as the paper does) but says what the check found.
+        node.meta["status"] = "verified" if confident else "unconfirmed"
+        if not confident:
+            node.meta["check"] = _why_unconfirmed(cfg.verification, out, consistent)
         state.path.append(node)
         return None
 
@@ -322,3 +327,14 @@ class SearChain:
                 "passage_id": fb.passage.id,
             }
         )
+
+
+def _why_unconfirmed(verification: bool, out: ReaderOutput, consistent: bool) -> str:
+    """Why IR did not confirm a node: what a person reading the tree is told."""
+    if not verification:
+        return "not checked (verification is off)"
+    if not out.grounded:
+        return "inconclusive: the reader's answer is not a span of the passage"
+    if consistent:
+        return "the reader agrees, below the confidence threshold θ"
+    return "the reader disagrees, below the confidence threshold θ"

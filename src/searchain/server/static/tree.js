@@ -166,17 +166,21 @@ export function renderTree(container, trace, onSelect) {
     const action = n.meta?.action;
     const query = n.query || (n.parent == null ? trace.question : "") ||
       (action === "end" ? "End" : action ? `(${action})` : "(no query)");
-    const g = el("g", { class: `node src-${src}${chosen ? " chosen" : ""}`,
+    // SearChain kept the LLM's answer but IR did not confirm it: drawn dashed, said in words.
+    const unconfirmed = n.meta?.status === "unconfirmed";
+    const said = unconfirmed && n.meta.reader?.answer ? `; the reader said "${n.meta.reader.answer}"` : "";
+    const note = unconfirmed ? [`unconfirmed: ${n.meta.check ?? ""}${said}`] : [];
+    const g = el("g", { class: `node src-${src}${chosen ? " chosen" : ""}${unconfirmed ? " unconfirmed" : ""}`,
       transform: `translate(${x},${y})`, tabindex: "0", role: "button", "data-id": n.id,
       "data-source": n.source,
       "aria-label": `${n.source} node ${n.id}${chosen ? " (chosen path)" : ""}: ${query} — ` +
-        `${n.answer ?? "no answer"}; ${extra.join("; ")}` });
+        `${n.answer ?? "no answer"}; ${[...extra, ...note].join("; ")}` });
     g.append(el("rect", { width: W, height: H, rx: 6 }));
     g.append(el("text", { class: "q", x: 8, y: 16 }, clip(query, 32)));
     g.append(el("text", { class: "a", x: 8, y: 16 + LINE }, "→ " + clip(n.answer ?? "—", 30)));
     extra.forEach((line, i) =>
       g.append(el("text", { class: "m", x: 8, y: 16 + LINE * (2 + i) }, clip(line, 36))));
-    g.append(el("title", {}, `${query}\n→ ${n.answer ?? "—"}\n${extra.join("\n")}`));
+    g.append(el("title", {}, `${query}\n→ ${n.answer ?? "—"}\n${[...extra, ...note].join("\n")}`));
     const select = () => {
       group.querySelectorAll(".selected").forEach((s) => s.classList.remove("selected"));
       g.classList.add("selected");
