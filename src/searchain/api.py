@@ -67,6 +67,8 @@ def make_asker(
     api: str = "auto",
     k: int | None = None,
     cache: bool = True,
+    abstain_below: float | None = None,
+    max_risk: float | None = None,
     **method_options: Any,
 ) -> Callable[[str], Trace]:
     """A function that answers questions, with the model and index opened once.
@@ -78,6 +80,9 @@ def make_asker(
     Qwen2.5-Coder-1.5B-Instruct). ``method_options``: the method's settings (``theta=``,
     ``r_max=`` for SearChain, ...; :func:`settings` lists them), checked by name, type and
     range before any model runs; objects (a tools list, an NLI judge) go to the builder.
+    Every trace carries ``confidence`` (calibrated where a calibrator was fit for the method
+    and model); ``abstain_below=P`` or ``max_risk=R`` mark an answer below the threshold as
+    withheld (``trace.confidence.abstained``; the guess stays ``trace.answer``).
     """
     from searchain.methods.assembly import Spec, assemble, model_string
     from searchain.methods.registry import takes
@@ -92,6 +97,8 @@ def make_asker(
         api=api,
         options=plain,
         cache=cache,
+        abstain_below=abstain_below,
+        max_risk=max_risk,
     )
     retriever = open_index(index) if isinstance(index, str | Path) else index
     return assemble(spec, retriever=retriever, **objects)

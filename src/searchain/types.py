@@ -177,6 +177,31 @@ class Node:
 
 
 @dataclass(slots=True)
+class Confidence:
+    """How likely the answer is right, and what that rests on. ``value`` is a probability
+    only when ``calibrated``; otherwise it is a score in [0, 1] that says so (``note``)."""
+
+    value: float
+    calibrated: bool
+    signals: dict[str, float] = field(default_factory=dict)
+    calibrator: dict[str, Any] | None = None  # name, version, the data it was fit on
+    naive: float | None = None  # mean token log-probability of the answer, where known
+    abstained: bool = False  # below the asked threshold: the answer is a guess, kept
+    threshold: float | None = None
+    note: str = ""
+    cost: dict[str, float] = field(default_factory=dict)  # extra LLM calls, seconds
+    lowered_by: list[str] = field(default_factory=list)  # the signals against it, in words
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Confidence:
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+@dataclass(slots=True)
 class Trace:
     """What every method returns: the answer, how it was reached, and what it cost."""
 
@@ -192,6 +217,7 @@ class Trace:
     wall_seconds: float = 0.0
     errors: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    confidence: Confidence | None = None
 
     def cited(self) -> dict[int, Passage]:
         """``{mark: passage}`` for every ``[n]`` of the answer that points to a passage."""
@@ -216,6 +242,7 @@ class Trace:
             "wall_seconds": self.wall_seconds,
             "errors": list(self.errors),
             "meta": self.meta,
+            **({"confidence": self.confidence.to_dict()} if self.confidence else {}),
         }
 
     @classmethod
@@ -233,6 +260,7 @@ class Trace:
             wall_seconds=d.get("wall_seconds", 0.0),
             errors=list(d.get("errors", [])),
             meta=d.get("meta", {}),
+            confidence=Confidence.from_dict(d["confidence"]) if d.get("confidence") else None,
         )
 
 

@@ -18,6 +18,7 @@ import sys
 import typer
 
 from searchain.cli.ask import ask, show_trace
+from searchain.cli.calibrate import calibrate
 from searchain.cli.common import console, err
 from searchain.cli.evaluate import eval_, report
 from searchain.cli.index import index, search
@@ -49,6 +50,7 @@ def build_app() -> typer.Typer:
     app.command("serve-index")(serve_index)
     app.command("eval")(eval_)
     app.command()(report)
+    app.command()(calibrate)
     app.add_typer(mirror_app, name="mirror")
     app.command("serve")(with_method_flags(operator_only=True)(serve))
     return app

@@ -52,6 +52,27 @@ QuestionArg = Annotated[
     str | None, typer.Argument(help="The question. Default: a demo HotpotQA question.")
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Log retries.")]
+AbstainOpt = Annotated[
+    float | None,
+    typer.Option(
+        help="Withhold an answer whose confidence is below P (0-1): it is said plainly, with the "
+        "best unverified guess; the guess stays in the trace.",
+        min=0.0,
+        max=1.0,
+        show_default=False,
+    ),
+]
+MaxRiskOpt = Annotated[
+    float | None,
+    typer.Option(
+        help="Withhold answers below the threshold that keeps the error rate among answered "
+        "questions at most R (probability 0.9, under exchangeability with the calibrator's "
+        "calibration items). Needs a calibrated confidence for the method and model.",
+        min=0.0,
+        max=1.0,
+        show_default=False,
+    ),
+]
 
 
 def ask(
@@ -72,6 +93,8 @@ def ask(
     json_out: JsonOpt = False,
     verbose: VerboseOpt = False,
     option: MethodOpt = None,
+    abstain_below: AbstainOpt = None,
+    max_risk: MaxRiskOpt = None,
     method_flags: dict[str, Any] | None = None,
 ) -> None:
     """Answer a question with [n] citations to the passages that support it.
@@ -153,6 +176,29 @@ def reference_groups(trace: Trace) -> list[tuple[list[int], Passage]]:
     return out
 
 
+LOW_CONFIDENCE = 0.5
+
+
+def show_confidence(trace: Trace) -> None:
+    """How far to trust the answer: the value (a probability only when calibrated), a low one
+    marked, what lowered it, and a withheld answer said in words."""
+    from searchain.scoring.confidence import abstention_text
+
+    conf = trace.confidence
+    if conf is None:
+        return
+    if conf.abstained:
+        console.print(f"[bold yellow]{escape(abstention_text(trace))}[/]")
+    low = conf.value < LOW_CONFIDENCE
+    kind = "probability that it is right" if conf.calibrated else "uncalibrated score"
+    value = f"[{'red' if low else 'green'}]{conf.value:.2f}[/]"
+    console.print(f"[bold]Confidence:[/] {value} ({kind}{', low' if low else ''})")
+    if conf.lowered_by:
+        console.print(f"  [dim]lowered by: {escape('; '.join(conf.lowered_by))}[/]")
+    if not conf.calibrated and conf.note:
+        console.print(f"  [dim]{escape(conf.note)}[/]")
+
+
 def show_trace(trace: Trace) -> None:
     """The answer with its citations, then the numbered references."""
     console.print(
@@ -164,6 +210,7 @@ def show_trace(trace: Trace) -> None:
     )
     if trace.answer:
         console.print(f"[bold]Answer:[/] {escape(trace.answer)}")
+    show_confidence(trace)
     cited = {c.mark for c in trace.citations if c.passage_id}
     post = {c.mark for c in trace.citations if c.origin == "post-hoc"}
     console.print("[bold]References[/]")

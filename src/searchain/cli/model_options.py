@@ -65,6 +65,8 @@ def cli_spec(
     options: dict[str, Any] | None = None,
     cache: bool = True,
     threads: int | None = None,
+    abstain_below: float | None = None,
+    max_risk: float | None = None,
 ) -> Spec:
     """The spec the command line's options describe (ValueError: they do not fit)."""
     return Spec(
@@ -77,4 +79,6 @@ def cli_spec(
         options=dict(options or {}),
         cache=cache,
         threads=threads,
+        abstain_below=abstain_below,
+        max_risk=max_risk,
     )

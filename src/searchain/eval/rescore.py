@@ -18,6 +18,7 @@ from searchain.eval.report import RunRecords
 from searchain.eval.runner import MANIFEST, read_results
 from searchain.scoring import ANSWER_METRICS, score_trace
 from searchain.scoring.alce import alce_gold
+from searchain.scoring.confidence import assess
 from searchain.types import Trace
 
 
@@ -58,9 +59,13 @@ def run_golds(run_dir: str | Path) -> dict[str, dict]:
     return {e.id: gold_of(e) for e in examples}
 
 
-def rescore_records(records: Iterable[dict], golds: dict[str, dict]) -> list[dict]:
+def rescore_records(
+    records: Iterable[dict], golds: dict[str, dict], model: str | None = None
+) -> list[dict]:
     """Copies of ``records`` whose answer metrics are recomputed from their traces. Failed
-    records (no trace) keep their metrics (none: they count as 0 in a report)."""
+    records (no trace) keep their metrics (none: they count as 0 in a report). A trace
+    recorded before answers carried a confidence gets one from its signals (``model``: the
+    run's, which picks the calibrator)."""
     out = []
     for r in records:
         r = dict(r)
@@ -68,13 +73,27 @@ def rescore_records(records: Iterable[dict], golds: dict[str, dict]) -> list[dic
             if r["id"] not in golds:
                 raise ValueError(f"item {r['id']!r} is not in the run's dataset")
             kept = {k: v for k, v in (r.get("metrics") or {}).items() if k not in ANSWER_METRICS}
-            r["metrics"] = {**kept, **score_trace(Trace.from_dict(r["trace"]), golds[r["id"]])}
+            trace = Trace.from_dict(r["trace"])
+            r["metrics"] = {**kept, **score_trace(trace, golds[r["id"]])}
+            if trace.confidence is None:
+                r["trace"] = {**r["trace"], "confidence": assess(trace, model).to_dict()}
         out.append(r)
     return out
+
+
+def run_model(run_dir: str | Path) -> str | None:
+    """The model a run answered with, as its manifest recorded it."""
+    try:
+        manifest = json.loads((Path(run_dir) / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    model = (manifest.get("environment") or {}).get("model") or {}
+    return model.get("name") or manifest.get("config", {}).get("model")
 
 
 def rescore(run_dir: str | Path) -> RunRecords:
     """A run directory's records (the last attempt per item, as reports read them), rescored
     with the current scoring."""
     run_dir = Path(run_dir)
-    return RunRecords(run_dir.name, rescore_records(read_results(run_dir), run_golds(run_dir)))
+    records = rescore_records(read_results(run_dir), run_golds(run_dir), run_model(run_dir))
+    return RunRecords(run_dir.name, records)

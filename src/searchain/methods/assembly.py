@@ -16,6 +16,7 @@ The model string takes the form the reward models already use:
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from typing import Any
 from searchain.llm import LLM, LLMError, make_llm
 from searchain.llm.models import answer_model
 from searchain.methods.base import Method, traced
-from searchain.methods.registry import build_method, check_options
+from searchain.methods.registry import build_method, check_options, record_of
 from searchain.retrieval.base import Retriever
 from searchain.types import Trace
 
@@ -99,6 +100,12 @@ class Spec:
     options: Mapping[str, Any] = field(default_factory=dict)
     cache: bool = True
     threads: int | None = None
+    # Withhold an answer whose confidence is below this (the guess stays in the trace) ...
+    abstain_below: float | None = None
+    # ... or below the threshold that keeps the error rate among answered questions at most
+    # this, with probability 1 - risk_delta (needs a calibrated confidence).
+    max_risk: float | None = None
+    risk_delta: float = 0.1
 
     def with_options(self, **options: Any) -> Spec:
         return dataclasses.replace(self, options={**self.options, **options})
@@ -158,11 +165,22 @@ class Runner:
     retriever: Retriever | None
     method: Method
 
+    threshold: float | None = None  # the abstention threshold, when one is asked for
+    guarantee: str = ""  # --max-risk's terms, in words
+
     def __call__(self, question: str) -> Trace:
         from searchain.retrieval.llm_url.retriever import with_retrieval_reports
 
         # LLM-URL's reports (its URLs, their fates) and their usage go into the trace.
-        return with_retrieval_reports(traced(self.method, self.llm))(question)
+        trace = with_retrieval_reports(traced(self.method, self.llm))(question)
+        if self.threshold is not None and trace.confidence is not None:
+            trace.confidence.threshold = self.threshold
+            trace.confidence.abstained = trace.confidence.value < self.threshold
+            if self.guarantee:
+                trace.confidence.note = " ".join(
+                    filter(None, [trace.confidence.note, self.guarantee])
+                )
+        return trace
 
 
 def assemble(
@@ -186,4 +204,29 @@ def assemble(
     if wanted and retriever is None:  # LLM-URL asks the LLM for its URLs
         retriever = open_retriever(spec, llm)
     method = build_method(spec.method, llm, retriever, **{**spec.options, **objects})
-    return Runner(spec, llm, retriever, method)
+    runner = Runner(spec, llm, retriever, method)
+    runner.threshold, runner.guarantee = abstention(spec, llm)
+    return runner
+
+
+def abstention(spec: Spec, llm: LLM) -> tuple[float | None, str]:
+    """The threshold below which answers are withheld, and the terms of its guarantee."""
+    if spec.max_risk is None:
+        return spec.abstain_below, ""
+    from searchain.scoring.calibration import risk_controlling_threshold
+    from searchain.scoring.confidence import model_key, shipped_calibrator
+
+    method = record_of(spec.method).name
+    calibrator = shipped_calibrator(method, model_key(llm.model))
+    if calibrator is None or not calibrator.get("calibration"):
+        raise ValueError(
+            f"--max-risk needs a calibrated confidence, and no calibrator was fit for {method} "
+            f"on {model_key(llm.model)} (`searchain calibrate` fits one); --abstain-below P "
+            "takes a plain threshold"
+        )
+    scores, correct = zip(*calibrator["calibration"], strict=True)
+    found = risk_controlling_threshold(
+        scores, [bool(c) for c in correct], spec.max_risk, spec.risk_delta
+    )
+    # No certified threshold: withhold everything rather than pretend (said in the terms).
+    return (found.threshold if found.threshold is not None else math.inf), found.terms()

@@ -9,6 +9,7 @@ from typing import Protocol, runtime_checkable
 
 from searchain.llm import LLM, prompt_form, record_calls
 from searchain.llm.prompting import call_template, is_chat
+from searchain.scoring.confidence import assess
 from searchain.types import Trace
 
 __all__ = ["Method", "arun", "call_template", "is_chat", "run_traced", "traced"]
@@ -40,6 +41,8 @@ def run_traced(method: Method, question: str, llm: LLM | None = None) -> Trace:
     trace.meta["llm_calls"] = calls
     if llm is not None:
         trace.meta.setdefault("prompt_form", prompt_form(llm))
+    if trace.confidence is None:  # how far to trust the answer, from what the trace holds
+        trace.confidence = assess(trace, getattr(llm, "model", None))
     return trace
 
 

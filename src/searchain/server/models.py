@@ -205,6 +205,21 @@ class UsageOut(BaseModel):
     llm_seconds: float = 0.0
 
 
+class ConfidenceOut(BaseModel):
+    """How likely the answer is right: a probability only when ``calibrated``."""
+
+    value: float
+    calibrated: bool
+    signals: dict[str, float] = {}
+    calibrator: dict[str, Any] | None = None
+    naive: float | None = None
+    abstained: bool = False
+    threshold: float | None = None
+    note: str = ""
+    cost: dict[str, float] = {}
+    lowered_by: list[str] = []
+
+
 class TraceOut(BaseModel):
     """A method's answer and how it was reached (``searchain.types.Trace``)."""
 
@@ -220,6 +235,7 @@ class TraceOut(BaseModel):
     wall_seconds: float = 0.0
     errors: list[str] = []
     meta: dict[str, Any] = {}
+    confidence: ConfidenceOut | None = None
 
 
 class MethodOut(BaseModel):

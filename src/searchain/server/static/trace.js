@@ -139,6 +139,24 @@ function inDocument(body, p, loadContext) {
   return button;
 }
 
+// How far to trust the answer: the value (a probability only when calibrated), a low one
+// marked, what lowered it; a withheld answer says so, with the guess.
+export function confidenceLine(trace) {
+  const c = trace.confidence;
+  if (!c) return null;
+  const low = c.value < 0.5;
+  const kind = c.calibrated ? "probability that it is right" : "uncalibrated score";
+  const parts = [h("strong", {}, "Confidence: "),
+    h("span", { class: low ? "conf-low" : "conf-ok" }, c.value.toFixed(2)),
+    ` (${kind}${low ? ", low" : ""})`];
+  if (c.lowered_by?.length) parts.push(h("span", { class: "pid" }, ` · lowered by: ${c.lowered_by.join("; ")}`));
+  const line = h("p", { class: "confidence", "data-calibrated": String(c.calibrated) }, ...parts);
+  if (!c.abstained) return line;
+  return h("div", {}, h("p", { class: "warn abstained" },
+    `Not answered: confidence ${c.value.toFixed(2)} is below ${Number(c.threshold).toFixed(2)}. ` +
+    `Best unverified guess: ${trace.answer || "(none)"}`), line);
+}
+
 export function renderTrace(container, trace, loadContext = null) {
   container.replaceChildren();
   const refsList = h("ol", { class: "refs", id: "refs" });
@@ -159,6 +177,8 @@ export function renderTrace(container, trace, loadContext = null) {
       `${trace.usage?.llm_calls ?? 0} LLM call(s)` +
       `${trace.usage?.cached_calls ? ` (+${trace.usage.cached_calls} cached)` : ""} · ` +
       `${(trace.wall_seconds ?? 0).toFixed(1)} s`));
+  const conf = confidenceLine(trace);
+  if (conf) card.append(conf);
   for (const e of trace.errors || []) card.append(h("p", { class: "warn" }, `warning: ${e}`));
   container.append(card);
 

@@ -1,0 +1,57 @@
+"""``searchain calibrate``: fit a method's confidence calibrator from evaluation runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from searchain.cli.common import err, fail
+
+RunsArg = Annotated[
+    list[Path],
+    typer.Argument(
+        help="Run directories of `searchain eval` on calibration items (never the items you "
+        "report).",
+        exists=True,
+        file_okay=False,
+    ),
+]
+CalibratedMethodOpt = Annotated[str, typer.Option(help="The method whose answers to calibrate.")]
+CalibratorOutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        "-o",
+        help="Where to write the calibrator (default: the user's calibrators, which ask, eval "
+        "and serve use for this method and model).",
+    ),
+]
+
+
+def calibrate(
+    runs: RunsArg, method: CalibratedMethodOpt = "searchain", out: CalibratorOutOpt = None
+) -> None:
+    """Fit a calibrator that maps an answer's signals (what the trace says about it) to the
+    probability it is right, from runs made with your model: then every answer of that
+    method and model carries a calibrated confidence, and --max-risk can pick a threshold.
+
+    Example: searchain eval --dataset my-calibration.jsonl --methods searchain --out runs/cal
+    && searchain calibrate runs/cal --method searchain"""
+    from searchain.eval.calibrate import fit_calibrator
+    from searchain.scoring.confidence import calibrator_name, user_calibrators
+
+    try:
+        calibrator = fit_calibrator(runs, method)
+    except (ValueError, FileNotFoundError) as e:
+        fail(str(e))
+    path = out or user_calibrators() / calibrator_name(method, calibrator["model"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(calibrator, indent=1) + "\n", encoding="utf-8")
+    fit = calibrator["fit_on"]
+    err.print(
+        f"calibrator for {method} on {calibrator['model']}: {fit['items']} items "
+        f"({fit['right']} right) -> {path}"
+    )

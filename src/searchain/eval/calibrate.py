@@ -1,0 +1,115 @@
+"""Fit a method's confidence calibrator from evaluation runs (``searchain calibrate``).
+
+The items of the runs given are the calibration items: never the items a report is made on.
+Each finished record gives the trace's signals (``scoring/confidence.signals``) and whether
+its answer was right (cover-EM, or the label's accuracy for yes/no and claim data sets); a
+logistic regression maps the first to the second (``scoring/calibration.fit_logistic``). The
+calibrator file keeps its provenance (runs, data set, model, items, when) and out-of-fold
+probabilities of its calibration items, from which ``--max-risk`` picks a threshold.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from searchain.eval.rescore import run_model
+from searchain.eval.runner import MANIFEST, read_results
+from searchain.scoring.calibration import fit_logistic
+from searchain.scoring.confidence import apply_calibrator, model_key, signals
+from searchain.types import Trace
+
+# The signals each calibrator reads (SearChain has its Tree-of-Reasoning's as well).
+FEATURES = {
+    "searchain": (
+        "has_answer",
+        "answer_in_references",
+        "answer_in_cited",
+        "answer_from_confirmed_node",
+        "path_confirmed_share",
+        "ir_changed_a_node",
+        "rounds",
+        "reader_logprob_mean",
+    ),
+}
+DEFAULT_FEATURES = ("has_answer", "answer_in_references", "answer_in_cited", "citations")
+FOLDS = 5
+
+
+def calibration_rows(
+    run_dirs: Sequence[str | Path], method: str
+) -> tuple[list[dict[str, float]], list[bool]]:
+    """The signals of every finished answer of ``method`` in the runs, and whether it was
+    right (the last attempt per item, as reports read them)."""
+    rows, right = [], []
+    for run in run_dirs:
+        for r in read_results(Path(run)):
+            if r.get("method") != method or r.get("status") != "ok" or not r.get("trace"):
+                continue
+            metrics = r.get("metrics") or {}
+            score = metrics.get("cover_em", metrics.get("accuracy"))
+            if score is None:
+                continue
+            rows.append(signals(Trace.from_dict(r["trace"])))
+            right.append(score >= 1.0)
+    return rows, right
+
+
+def out_of_fold(
+    rows: list[dict[str, float]], right: list[bool], features: Sequence[str]
+) -> list[float]:
+    """Each item's probability from a calibrator fit without it (5 folds, in item order):
+    the scores a risk threshold is certified on."""
+    n = len(rows)
+    folds = np.arange(n) % FOLDS
+    out = [0.0] * n
+    for k in range(FOLDS):
+        train = [i for i in range(n) if folds[i] != k]
+        if not train or all(right[i] for i in train) or not any(right[i] for i in train):
+            continue  # a fold with one class cannot be fit: its items keep 0
+        fitted = fit_logistic([rows[i] for i in train], [right[i] for i in train], features)
+        for i in range(n):
+            if folds[i] == k:
+                out[i] = apply_calibrator(fitted, rows[i])
+    return out
+
+
+def fit_calibrator(run_dirs: Sequence[str | Path], method: str) -> dict[str, Any]:
+    """A calibrator for ``method`` from the runs, with its provenance."""
+    rows, right = calibration_rows(run_dirs, method)
+    if len(rows) < 20 or all(right) or not any(right):
+        runs = ", ".join(map(str, run_dirs))
+        raise ValueError(
+            f"{method}: {len(rows)} finished answers, {sum(right)} right, in {runs}: "
+            "a calibrator needs at least 20, with right and wrong ones"
+        )
+    features = FEATURES.get(method, DEFAULT_FEATURES)
+    calibrator = fit_logistic(rows, right, features)
+    model = model_key(run_model(run_dirs[0]))
+    oof = out_of_fold(rows, right, features)
+    calibrator.update(
+        name=f"{method}--{model}",
+        method=method,
+        model=model,
+        fit_on={
+            "runs": [str(r) for r in run_dirs],
+            "datasets": sorted({_dataset(r) for r in run_dirs}),
+            "items": len(rows),
+            "right": int(sum(right)),
+            "fitted": datetime.date.today().isoformat(),
+        },
+        calibration=[[round(p, 6), int(ok)] for p, ok in zip(oof, right, strict=True)],
+    )
+    return calibrator
+
+
+def _dataset(run: str | Path) -> str:
+    try:
+        return str(json.loads((Path(run) / MANIFEST).read_text())["config"]["dataset"])
+    except (OSError, ValueError, KeyError):
+        return "unknown"

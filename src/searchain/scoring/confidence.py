@@ -1,0 +1,217 @@
+"""How far to trust an answer: the signals a trace already holds, mapped to a confidence.
+
+Every method's trace gets a :class:`~searchain.types.Confidence` (``assess``). Its signals
+cost nothing extra — they are read from what the method did:
+
+* every method: whether there is an answer, whether the answer is found in the passages the
+  method read (``answer_in_references``) and in those it cites (``answer_in_cited``), how many
+  passages it cites;
+* SearChain: the share of the final reasoning path that IR confirmed (a confident reader
+  agreed, or IR corrected or completed the node) and the share it could not confirm, whether
+  the final answer is the answer of a confirmed node, whether IR changed a node, the rounds
+  the chain needed, the reader's mean log-probability on the path.
+
+A calibrator (``calibration.py``: logistic regression fit on calibration items, shipped as a
+data file with its provenance) maps them to the probability that the answer is right. Where
+none was fit for the method and model, the value is an *uncalibrated score* — the share of the
+binary evidence above that holds — and says so; it never poses as a probability.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from searchain.paths import cache_root
+from searchain.scoring.match import contains_answer
+from searchain.text import normalize_answer
+from searchain.types import Confidence, Trace
+
+CONFIRMED = ("corrected", "completed")  # IR's own answers; "verified" needs a confident reader
+UNCALIBRATED = (
+    "uncalibrated score: no calibrator was fit for {method} on {model}; `searchain calibrate` "
+    "fits one from an evaluation run"
+)
+
+
+def model_key(name: str | None) -> str:
+    """A model's name without its file ending, instruct suffix or quantisation:
+    ``qwen2.5-coder-1.5b-instruct.gguf`` and ``…-instruct-q4_k_m`` → ``qwen2.5-coder-1.5b``."""
+    if not name:
+        return "unknown"
+    key = name.rsplit("/", 1)[-1].lower().removesuffix(".gguf")
+    key = re.sub(r"-q\d(_[a-z0-9]+)*$", "", key)
+    return key.removesuffix("-instruct")
+
+
+def _in(answer: str, texts: list[str]) -> float:
+    if not normalize_answer(answer):
+        return 0.0
+    return float(any(contains_answer(t, answer) for t in texts))
+
+
+def _confirmed(node: Any, theta: float | None) -> bool:
+    """IR confirmed the node: it corrected or completed it, or a reader above θ agreed.
+    Read from the reader's confidence, so traces labelled before "unconfirmed" existed
+    (every unchallenged node "verified") give the same signal."""
+    status = node.meta.get("status")
+    if status in CONFIRMED:
+        return True
+    confidence = (node.meta.get("reader") or {}).get("confidence")
+    if status != "verified" or confidence is None:
+        return False
+    return theta is None or confidence > theta
+
+
+def searchain_signals(trace: Trace) -> dict[str, float]:
+    """What SearChain's Tree-of-Reasoning says about its answer."""
+    theta = trace.meta.get("theta")
+    on_path = set(trace.meta.get("path", []))
+    path = [n for n in trace.nodes if n.id in on_path]
+    confirmed = [n for n in path if _confirmed(n, theta)]
+    readers = [
+        max(-10.0, float(c))
+        for n in path
+        if (c := (n.meta.get("reader") or {}).get("confidence")) is not None and c > -99
+    ]
+    checked_answers = [n.answer or "" for n in confirmed]
+    return {
+        "path_confirmed_share": len(confirmed) / len(path) if path else 0.0,
+        "path_unconfirmed_share": 1 - len(confirmed) / len(path) if path else 1.0,
+        "answer_from_confirmed_node": _in(trace.answer, checked_answers),
+        "ir_changed_a_node": float(any(n.meta.get("status") in CONFIRMED for n in path)),
+        "rounds": float(trace.rounds),
+        "reader_logprob_mean": sum(readers) / len(readers) if readers else -10.0,
+    }
+
+
+def signals(trace: Trace) -> dict[str, float]:
+    """Every signal the trace holds (SearChain's only for SearChain's traces)."""
+    cited_ids = {c.passage_id for c in trace.citations if c.passage_id}
+    texts = [p.text for p in trace.references]
+    cited = [p.text for p in trace.references if p.id in cited_ids]
+    out = {
+        "has_answer": float(bool(normalize_answer(trace.answer))),
+        "answer_in_references": _in(trace.answer, texts),
+        "answer_in_cited": _in(trace.answer, cited),
+        "citations": float(min(len(cited_ids), 5)),
+    }
+    if trace.method.startswith("searchain") and trace.meta.get("path") is not None:
+        out.update(searchain_signals(trace))
+    return out
+
+
+# The binary evidence an uncalibrated score counts (where the trace has it).
+EVIDENCE = ("has_answer", "answer_in_references", "answer_in_cited", "answer_from_confirmed_node")
+
+
+# What each signal against an answer means, in words (``lowered_by``).
+AGAINST = {
+    "has_answer": "there is no answer",
+    "answer_in_references": "the answer is not in the passages found",
+    "answer_in_cited": "the answer is not in the passages cited",
+    "answer_from_confirmed_node": "the answer is not one the search confirmed",
+}
+
+
+def lowered_by(found: dict[str, float]) -> list[str]:
+    """The signals that speak against the answer, in words."""
+    out = [AGAINST[k] for k in EVIDENCE if found.get(k) == 0.0]
+    share = found.get("path_unconfirmed_share", 0.0)
+    if share > 0:
+        out.append(f"the search could not confirm {share:.0%} of the reasoning steps")
+    return out
+
+
+def uncalibrated_score(found: dict[str, float]) -> float:
+    held = [found[k] for k in EVIDENCE if k in found]
+    return sum(held) / len(held) if held else 0.0
+
+
+def calibrator_name(method: str, model: str) -> str:
+    return f"calibrator-{method}--{model}.json"
+
+
+def user_calibrators() -> Path:
+    """Where ``searchain calibrate`` puts the calibrators it fits (found before shipped ones)."""
+    return cache_root() / "calibrators"
+
+
+@cache
+def shipped_calibrator(method: str, model: str) -> dict[str, Any] | None:
+    """The calibrator for ``method`` on ``model``: the user's own (``searchain calibrate``),
+    else the one shipped in the package (``data/calibrator-*.json``), else None."""
+    name = calibrator_name(method, model)
+    mine = user_calibrators() / name
+    if mine.is_file():
+        return json.loads(mine.read_text(encoding="utf-8"))
+    path = resources.files("searchain.data").joinpath(name)
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def apply_calibrator(calibrator: dict[str, Any], found: dict[str, float]) -> float:
+    """A logistic calibrator's probability for these signals (missing ones at their mean)."""
+    z = calibrator["bias"]
+    for name, weight, mean, scale in zip(
+        calibrator["features"],
+        calibrator["weights"],
+        calibrator["means"],
+        calibrator["scales"],
+        strict=True,
+    ):
+        z += weight * (found.get(name, mean) - mean) / scale
+    return 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+def assess(
+    trace: Trace,
+    model: str | None,
+    calibrator: dict[str, Any] | None = None,
+    abstain_below: float | None = None,
+) -> Confidence:
+    """The trace's confidence: calibrated where a calibrator for its method and model exists
+    (``calibrator``, else the shipped one), an uncalibrated score otherwise. Below
+    ``abstain_below`` the answer is marked abstained (it is kept, as a guess)."""
+    method = trace.method.split("-no-")[0] if trace.method.startswith("searchain") else trace.method
+    key = model_key(model)
+    found = signals(trace)
+    calibrator = calibrator or shipped_calibrator(method, key)
+    if calibrator is not None:
+        conf = Confidence(apply_calibrator(calibrator, found), True, found, _provenance(calibrator))
+    else:
+        note = UNCALIBRATED.format(method=method, model=key)
+        conf = Confidence(uncalibrated_score(found), False, found, None, note=note)
+    conf.cost = {"llm_calls": 0.0, "seconds": 0.0}
+    conf.lowered_by = lowered_by(found)
+    if abstain_below is not None:
+        conf.threshold = abstain_below
+        conf.abstained = conf.value < abstain_below
+    return conf
+
+
+def _provenance(calibrator: dict[str, Any]) -> dict[str, Any]:
+    return {
+        k: calibrator[k]
+        for k in ("name", "version", "method", "model", "fit_on")
+        if k in calibrator
+    }
+
+
+def abstention_text(trace: Trace) -> str:
+    """What a person is told when the answer is withheld: why, what was and was not found,
+    and the guess (kept in the trace as ``answer``)."""
+    conf = trace.confidence
+    if conf is None or not conf.abstained:
+        return ""
+    kind = "probability" if conf.calibrated else "uncalibrated score"
+    said = "; ".join(conf.lowered_by) or "the signals are weak"
+    guess = trace.answer or "(none)"
+    return (
+        f"Not answered: confidence {conf.value:.2f} ({kind}) is below {conf.threshold:.2f} "
+        f"— {said}. Best unverified guess: {guess}"
+    )
