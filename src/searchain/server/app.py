@@ -35,6 +35,7 @@ from searchain import redaction
 from searchain.llm import LLMError
 from searchain.server import models as m
 from searchain.server.engine import Engine, ServiceBusy, why_not_built
+from searchain.server.faces_install import install_faces
 from searchain.server.limits import LOOPBACK_HOSTS, BodyLimit, HostAllowList, TokenAuth
 from searchain.server.runs import RunNotFound, RunStore
 
@@ -61,6 +62,7 @@ class Settings:
     # default, so a page on another site cannot reach the service by DNS rebinding; a
     # service bound to another address lists the names clients use. None: any host.
     allowed_hosts: tuple[str, ...] | None = LOOPBACK_HOSTS
+    rate_limit: str | None = "60/min"  # per client on the OpenAI and MCP faces; None: off
 
 
 class ApiError(Exception):
@@ -277,6 +279,7 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
         return FileResponse(STATIC / "index.html", headers=_page_headers())
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    install_faces(app, engine, s)  # /v1/chat/completions, /v1/models, /mcp
     return app
 
 
