@@ -145,6 +145,7 @@ def register_openai_routes(app: FastAPI, engine: Engine, settings: Any) -> None:
     @router.post(
         "/v1/chat/completions",
         response_model=om.ChatCompletionOut,
+        response_model_exclude_unset=True,  # `confidence` only where the method has one
         responses={200: CHAT_200, **ERRORS},
         dependencies=auth,
     )
