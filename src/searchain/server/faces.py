@@ -96,7 +96,8 @@ class Answering:
         return await self.engine.answer(method, question, self.timeout, self._on_event)
 
     def _on_event(self, event: dict[str, Any]) -> None:  # called from the worker thread
-        self.loop.call_soon_threadsafe(self.queue.put_nowait, event)
+        if not self.loop.is_closed():  # a server shutting down: nobody is reading any more
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, event)
 
     def _settle(self, task: asyncio.Future[Trace]) -> None:
         if task.cancelled():
