@@ -9,7 +9,9 @@ real ones; bench/faults.py has the misbehaving servers):
   outbound requests; per-request options that can name a path or URL;
 * per LLM endpoint fault: attempts, wall time, what was recorded (every item, none lost);
 * items lost/duplicated after kill -9 at 20 random points, with a corrupt middle line, with
-  two concurrent writers; the answer slot's release after a 504; 500s under Schemathesis.
+  two concurrent writers; the answer slot's release after a 504; 500s under Schemathesis;
+* the OpenAI-compatible and MCP faces: rate limit and answer slots under a loopback load
+  (429s, nothing lost or hung), forbidden options through both (refused, no model call).
 
 tests/test_reliability.py asserts every figure. Exit status 1 if any misses its target.
 
@@ -29,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without installing
 sys.path.insert(0, str(ROOT / "bench"))
 
+import reliability_faces as faces  # noqa: E402
 import reliability_net as net  # noqa: E402
 import reliability_runs as runs  # noqa: E402
 import reliability_service as service  # noqa: E402
@@ -45,6 +48,7 @@ def groups(points: int, examples: int) -> dict[str, Callable[[], list[Figure]]]:
         "durability": lambda: runs.durability(points=points),
         "slot": service.slot_release,
         "schemathesis": lambda: service.schemathesis_500s(examples),
+        "faces": faces.faces,
     }
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import reliability_faces as faces
 import reliability_net as net
 import reliability_runs as runs
 import reliability_service as service
@@ -25,8 +26,8 @@ def on_target(figures: list[Figure]) -> None:
 
 @pytest.mark.parametrize(
     "group",
-    [net.ssrf, net.deadlines, service.canaries, service.options, service.slot_release],
-    ids=["ssrf", "deadlines", "canaries", "options", "slot-release"],
+    [net.ssrf, net.deadlines, service.canaries, service.options, service.slot_release, faces.faces],
+    ids=["ssrf", "deadlines", "canaries", "options", "slot-release", "faces"],
 )
 def test_figures(group: Callable[[], list[Figure]]) -> None:
     on_target(group())

@@ -6,8 +6,8 @@ searchain ask "..." --index my-index --llm openai --model gpt-4o-mini --api chat
 searchain search "Corliss Archer" --index my-index -k 5 --json
 
 One module per command or command group (:mod:`.index`, :mod:`.ask`, :mod:`.evaluate`,
-:mod:`.serve`, :mod:`.mirror`, :mod:`.settings`), the shared consoles, errors and option
-types in :mod:`.common`, the options derived from the methods' settings in
+:mod:`.serve`, :mod:`.mcp`, :mod:`.mirror`, :mod:`.settings`), the shared consoles, errors
+and option types in :mod:`.common`, the options derived from the methods' settings in
 :mod:`.method_flags`; the commands are registered here, in the order ``--help`` lists them.
 """
 
@@ -22,6 +22,7 @@ from searchain.cli.calibrate import calibrate
 from searchain.cli.common import console, err
 from searchain.cli.evaluate import eval_, report
 from searchain.cli.index import index, search
+from searchain.cli.mcp import mcp
 from searchain.cli.method_flags import with_method_flags
 from searchain.cli.mirror import mirror_app
 from searchain.cli.serve import serve, serve_index
@@ -53,6 +54,7 @@ def build_app() -> typer.Typer:
     app.command()(calibrate)
     app.add_typer(mirror_app, name="mirror")
     app.command("serve")(with_method_flags(operator_only=True)(serve))
+    app.command("mcp")(with_method_flags(operator_only=True)(mcp))
     return app
 
 

@@ -40,6 +40,7 @@ from searchain.cli.serve_options import (
     MaxConcurrentOpt,
     MaxQuestionCharsOpt,
     PortOpt,
+    RateLimitOpt,
     RunsDirOpt,
     ServeDenseIndexOpt,
     ServeIndexOpt,
@@ -70,12 +71,15 @@ def serve(
     threads: ThreadsOpt = None,
     option: MethodOpt = None,
     allowed_host: AllowedHostOpt = None,
+    rate_limit: RateLimitOpt = "60/min",
     method_flags: dict[str, Any] | None = None,
 ) -> None:
     """Serve the HTTP API and the web viewer: POST /v1/ask (and /v1/ask/stream, server-sent
     progress events), GET /v1/methods, GET /v1/runs..., GET /healthz, the OpenAPI schema at
-    /docs, and the viewer at /. Set [bold]SEARCHAIN_API_TOKEN[/] to require
-    `Authorization: Bearer <token>` on /v1/* (required when binding a non-loopback address).
+    /docs, and the viewer at /; an OpenAI-compatible chat endpoint (GET /v1/models, POST
+    /v1/chat/completions) and an MCP server (/mcp, streamable HTTP). Set
+    [bold]SEARCHAIN_API_TOKEN[/] to require `Authorization: Bearer <token>` on /v1/* and /mcp
+    (required when binding a non-loopback address).
 
     Clients choose only plain per-request options (numbers, switches, enum names): paths,
     URLs and models — the method settings below (--reader, --tools, --nli, --reward-model,
@@ -113,6 +117,7 @@ def serve(
         max_question_chars=max_question_chars,
         max_body_bytes=max_body_bytes,
         allowed_hosts=allowed_hosts(host, allowed_host),
+        rate_limit=rate_limit,
     )
     try:
         app = create_app(engine, settings)

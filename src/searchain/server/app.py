@@ -42,6 +42,7 @@ from searchain.server.errors import (
     install_error_handlers,
     one_line,
 )
+from searchain.server.faces_install import install_faces
 from searchain.server.limits import LOOPBACK_HOSTS, HostAllowList, TokenAuth
 from searchain.server.runs import RunNotFound, RunStore
 
@@ -68,6 +69,7 @@ class Settings:
     # default, so a page on another site cannot reach the service by DNS rebinding; a
     # service bound to another address lists the names clients use. None: any host.
     allowed_hosts: tuple[str, ...] | None = LOOPBACK_HOSTS
+    rate_limit: str | None = "60/min"  # per client on the OpenAI and MCP faces; None: off
 
 
 class EventStream(StreamingResponse):
@@ -113,6 +115,7 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
     _add_lookup_routes(app, engine, s, auth)
     _add_run_routes(app, RunStore(s.runs_dir), auth)
     _add_health_and_viewer(app, engine, s)
+    install_faces(app, engine, s)  # /v1/chat/completions, /v1/models, /mcp
     return app
 
 

@@ -58,3 +58,18 @@ def passage_context(index: BM25Index, passage_id: str, around: int = 1) -> Passa
     if rows[at].id != passage_id:  # an index whose rows do not follow the ids: no context
         return None
     return PassageContext(rows[at], rows[:at], rows[at + 1 :])
+
+
+def passage_on_page(index: BM25Index, path: str, page: int) -> str | None:
+    """The id of the first passage of the document ``path`` (as indexed, relative to the
+    folder) that lies on ``page`` (PDF, 1-based); ``None`` when there is none."""
+    manifest = Path(index.path) / MANIFEST
+    if not manifest.is_file():
+        return None
+    span = _spans(manifest, manifest.stat().st_mtime_ns).get(path)
+    if span is None:
+        return None
+    for passage in index.rows(*span):
+        if passage.source and passage.source.get("page") == page:
+            return passage.id
+    return None

@@ -1,0 +1,331 @@
+"""The OpenAI-compatible chat face of ``searchain serve``, for chat front ends (Open WebUI,
+LibreChat) and anything built on OpenAI's SDKs.
+
+GET  /v1/models             one model per method the server offers (its id is the method's name)
+POST /v1/chat/completions   the last user message is the question; ``stream: true`` for
+                            server-sent chunks: the method's progress as ``reasoning_content``
+                            while it works, then the answer as ``content``, then ``usage``
+
+The answer keeps its ``[n]`` marks and ends with a "Sources" list of locators
+(``guide.pdf p. 12 · Installation``, or the title); the citations also come as OpenAI
+``annotations`` on the message and as a top-level ``citations`` list (``citations[n-1]`` is
+the passage of ``[n]``). Every refusal is OpenAI's error object, 4xx, before any model work.
+"""
+
+# No "from __future__ import annotations": FastAPI must see the local request model.
+
+import json
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.routing import APIRoute
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from searchain.server import openai_models as om
+from searchain.server.engine import Engine
+from searchain.server.face_limits import openai_error
+from searchain.server.faces import (
+    Answering,
+    FaceError,
+    Source,
+    answer_text,
+    confidence,
+    describe,
+    footer,
+    sources,
+    start_answer,
+)
+from searchain.types import Passage, Trace
+
+_MARK = re.compile(r"\[(\d+)\]")
+_UNSUPPORTED = (
+    "a method answers with its own settings, so this parameter would change nothing; drop it "
+    "(LibreChat: dropParams) or set method settings in `options` (GET /v1/methods)"
+)
+
+
+def error_response(e: FaceError) -> JSONResponse:
+    headers = {"Retry-After": str(e.retry_after)} if e.retry_after else None
+    return JSONResponse(openai_error(e.status, e.message, e.code), e.status, headers=headers)
+
+
+def _invalid(errors: list[Any]) -> FaceError:
+    """A validation failure as one line; unknown parameters named as such."""
+    parts = []
+    for err in errors:
+        loc = [str(p) for p in err.get("loc", ()) if p != "body"]
+        where = ".".join(loc) or "request"
+        if err.get("type") == "extra_forbidden" and len(loc) == 1:
+            parts.append(f"unsupported parameter {where!r}: {_UNSUPPORTED}")
+        else:
+            parts.append(f"{where}: {err.get('msg', '')}")
+    return FaceError(400, "invalid request: " + "; ".join(parts)[:1000], "invalid_request")
+
+
+class OpenAIRoute(APIRoute):
+    """A route whose refusals (validation included) are OpenAI's error object."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def route(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except RequestValidationError as e:
+                return error_response(_invalid(list(e.errors())))
+            except FaceError as e:
+                return error_response(e)
+            except StarletteHTTPException as e:
+                if e.status_code != 400:
+                    raise
+                body = "invalid request: the body is not valid JSON (UTF-8)"
+                return error_response(FaceError(400, body, "invalid_json"))
+
+        return route
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": om.OpenAIErrorOut, "description": text}
+    for code, text in {
+        400: "Invalid request, unsupported parameter or option",
+        401: "Missing or wrong bearer token",
+        404: "No such model",
+        413: "Request body too large",
+        429: "Rate limit reached, or every answer slot is busy (see Retry-After)",
+        502: "The LLM or the retriever failed",
+        504: "The answer took longer than the timeout",
+    }.items()
+}
+CHAT_200 = {
+    "description": "A chat completion, or with `stream: true` its chunks as server-sent events",
+    "content": {"text/event-stream": {"schema": om.STREAM_EVENT}},
+}
+
+
+class EventStream(StreamingResponse):
+    media_type = "text/event-stream"
+
+
+def register_openai_routes(app: FastAPI, engine: Engine, settings: Any) -> None:
+    """Add ``/v1/models`` and ``/v1/chat/completions`` to ``app`` (``settings``: the
+    service's ``Settings``: token, timeout, question limit, heartbeat)."""
+    router = APIRouter(route_class=OpenAIRoute, tags=["openai"])
+    ChatRequest = om.chat_request_model()
+    bearer = HTTPBearer(auto_error=False, description="SEARCHAIN_API_TOKEN")
+
+    async def check_token(
+        cred: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    ) -> None:
+        return None  # enforced by TokenAuth; this puts the scheme into the OpenAPI schema
+
+    auth = [Depends(check_token)] if settings.token is not None else []
+    started = int(time.time())
+
+    @router.get("/v1/models", response_model=om.ModelsOut, responses=ERRORS, dependencies=auth)
+    async def list_models() -> Any:
+        """One model per method; its id is the method's name."""
+        from searchain.methods import registry
+
+        notes = getattr(registry, "DESCRIPTIONS", {})
+        data = [
+            {"id": name, "created": started, "description": str(notes.get(name, ""))}
+            for name in engine.methods
+        ]
+        return {"object": "list", "data": data}
+
+    @router.post(
+        "/v1/chat/completions",
+        response_model=om.ChatCompletionOut,
+        response_model_exclude_unset=True,  # `confidence` only where the method has one
+        responses={200: CHAT_200, **ERRORS},
+        dependencies=auth,
+    )
+    async def chat_completions(req: ChatRequest, request: Request) -> Any:  # type: ignore[valid-type]
+        """Answer the last user message with the method named by ``model``."""
+        if req.model not in engine.methods:  # type: ignore[attr-defined]
+            raise FaceError(
+                404,
+                f"no model {req.model!r} here; see GET /v1/models",  # type: ignore[attr-defined]
+                "model_not_found",
+            )
+        question = question_of(req.messages, settings.max_question_chars)  # type: ignore[attr-defined]
+        options = req.options.given() if req.options is not None else {}  # type: ignore[attr-defined]
+        method = await start_answer(engine, req.model, options, question)  # type: ignore[attr-defined]
+        answering = Answering(engine, method, question, settings.timeout)
+        reply = Reply(req.model, str(request.base_url))  # type: ignore[attr-defined]
+        if req.stream:  # type: ignore[attr-defined]
+            usage_chunk = req.stream_options is not None and req.stream_options.include_usage  # type: ignore[attr-defined]
+            return EventStream(reply.chunks(answering, settings.heartbeat, usage_chunk))
+        try:
+            trace = await answering.trace()
+        finally:
+            answering.cancel()
+        return public(reply.completion(trace))
+
+    app.include_router(router)
+
+
+def question_of(messages: list[om.ChatMessage], max_chars: int) -> str:
+    """The last user message's text, within the service's question limit."""
+    last = next((m for m in reversed(messages) if m.role == "user"), None)
+    if last is None:
+        raise FaceError(
+            400, "no user message: the last user message is the question", "invalid_request"
+        )
+    text = last.text()
+    if text is None:
+        raise FaceError(
+            400, "the question must be text (image and file parts are not read)", "invalid_request"
+        )
+    if not text.strip():
+        raise FaceError(400, "the last user message is empty", "invalid_request")
+    if len(text) > max_chars:
+        raise FaceError(
+            400,
+            f"the question is {len(text)} characters long; this service "
+            f"accepts at most {max_chars}",
+            "question_too_long",
+        )
+    return text
+
+
+def public(obj: Any) -> Any:
+    from searchain.server.app import public as public_
+
+    return public_(obj)
+
+
+def link(passage: Passage, base: str) -> str:
+    """Where a client can fetch a cited passage: the service's context route for a passage
+    of the user's documents; a URN naming the passage for a corpus record."""
+    pid = quote(passage.id, safe="")
+    if passage.source and passage.source.get("path"):
+        return f"{base}v1/passages/context?id={pid}"
+    return f"urn:searchain:passage:{pid}"
+
+
+class Reply:
+    """One completion's identity (id, time, model) and how a trace becomes its body."""
+
+    def __init__(self, model: str, base: str) -> None:
+        self.model, self.base = model, base
+        self.id = f"chatcmpl-{uuid.uuid4().hex}"
+        self.created = int(time.time())
+
+    def head(self) -> dict[str, Any]:
+        return {"id": self.id, "created": self.created, "model": self.model}
+
+    def message(self, trace: Trace) -> tuple[dict[str, Any], list[Source]]:
+        srcs = sources(trace)
+        text = answer_text(trace)
+        content = f"{text}\n\n{footer(srcs, confidence(trace))}"
+        by_mark = {s.mark: s for s in srcs}
+        annotations = [
+            {
+                "type": "url_citation",
+                "url_citation": {
+                    "start_index": m.start(),
+                    "end_index": m.end(),
+                    "title": by_mark[int(m[1])].locator,
+                    "url": link(by_mark[int(m[1])].passage, self.base),
+                },
+            }
+            for m in _MARK.finditer(text)
+            if int(m[1]) in by_mark
+        ]
+        message = {
+            "role": "assistant",
+            "content": content,
+            "refusal": None,
+            "annotations": annotations,
+        }
+        return message, srcs
+
+    def extras(self, trace: Trace, srcs: list[Source]) -> dict[str, Any]:
+        """The top-level ``citations`` list and searchain's own block."""
+        own: dict[str, Any] = {
+            "method": trace.method,
+            "answer": trace.answer,
+            "sources": [s.to_dict() for s in srcs],
+        }
+        conf = confidence(trace)
+        if conf is not None:
+            own["confidence"] = conf
+        return {"citations": [link(p, self.base) for p in trace.references], "searchain": own}
+
+    @staticmethod
+    def usage(trace: Trace) -> dict[str, int]:
+        u = trace.usage
+        return {
+            "prompt_tokens": u.prompt_tokens,
+            "completion_tokens": u.completion_tokens,
+            "total_tokens": u.prompt_tokens + u.completion_tokens,
+        }
+
+    def completion(self, trace: Trace) -> dict[str, Any]:
+        message, srcs = self.message(trace)
+        return {
+            **self.head(),
+            "object": "chat.completion",
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}
+            ],
+            "usage": self.usage(trace),
+            **self.extras(trace, srcs),
+        }
+
+    def chunk(self, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+        return {**self.head(), "object": "chat.completion.chunk", "choices": [choice]}
+
+    async def chunks(
+        self, answering: Answering, heartbeat: float, usage_chunk: bool
+    ) -> AsyncIterator[str]:
+        """The stream: the role, progress lines as ``reasoning_content``, the answer, the
+        closing chunk (citations; usage unless a usage chunk follows), ``[DONE]``."""
+        try:
+            yield _sse(self.chunk({"role": "assistant", "content": ""}))
+            async for event in answering.events(heartbeat):
+                line = describe(event) if event is not None else None
+                if event is None:
+                    yield ": keep-alive\n\n"
+                elif line:
+                    yield _sse(self.chunk({"reasoning_content": line + "\n"}))
+            try:
+                trace = await answering.trace()
+            except FaceError as e:
+                yield _sse(openai_error(e.status, e.message, e.code))
+                return
+            message, srcs = self.message(trace)
+            yield _sse(
+                self.chunk({"content": message["content"], "annotations": message["annotations"]})
+            )
+            last = {**self.chunk({}, "stop"), **self.extras(trace, srcs)}
+            if not usage_chunk:
+                last["usage"] = self.usage(trace)
+            yield _sse(last)
+            if usage_chunk:
+                yield _sse(
+                    {
+                        **self.head(),
+                        "object": "chat.completion.chunk",
+                        "choices": [],
+                        "usage": self.usage(trace),
+                    }
+                )
+            yield "data: [DONE]\n\n"
+        finally:
+            answering.cancel()
+
+
+def _sse(data: Any) -> str:
+    return f"data: {json.dumps(public(data), ensure_ascii=False)}\n\n"
