@@ -90,8 +90,11 @@ def _cumulative_errors(conf: np.ndarray, right: np.ndarray) -> np.ndarray:
     c, err = conf[order], 1.0 - right[order]
     starts = np.concatenate(([0], np.flatnonzero(np.diff(c) != 0) + 1))
     sizes = np.diff(np.concatenate((starts, [c.size])))
-    per_item = np.repeat(np.add.reduceat(err, starts) / sizes, sizes)
-    return np.cumsum(per_item)
+    block = np.add.reduceat(err, starts)  # errors per block of ties (whole numbers)
+    place = np.arange(1, c.size + 1) - np.repeat(starts, sizes)  # 1..size within its block
+    before, share = np.cumsum(block) - block, np.repeat(block, sizes)
+    # Errors before the block, plus its share of the block's (exact at the block's end).
+    return np.repeat(before, sizes) + place * share / np.repeat(sizes, sizes)
 
 
 def risk_coverage(
