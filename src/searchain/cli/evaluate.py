@@ -179,7 +179,12 @@ def report(
     ],
     out: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="Also write report.md, report.csv and report.png here."),
+        typer.Option(
+            "--out",
+            "-o",
+            help="Also write report.md, report.csv and report.png here (and risk_coverage.png, "
+            "reliability.png when methods recorded confidences).",
+        ),
     ] = None,
     csv_out: Annotated[bool, typer.Option("--csv", help="Print CSV instead of Markdown.")] = False,
     paired: Annotated[
@@ -201,10 +206,13 @@ def report(
 ) -> None:
     """Compare runs: methods x metrics with 95 % bootstrap confidence intervals, then the
     SearChain paper's analyses of each run (efficiency of every method, knowledge sources of
-    SearChain's nodes, effects of IR when a run holds searchain and searchain-no-ir).
+    SearChain's nodes, effects of IR when a run holds searchain and searchain-no-ir), and
+    selective answering for methods whose traces carry a confidence (AURC, ECE, selective
+    cover-EM against the naive log-probability confidence).
 
     Example: searchain report runs/table-hotpotqa runs/table-musique --out runs/report"""
     from searchain.eval import report as rep
+    from searchain.eval.selective_report import plots as selective_plots
 
     if rescore:
         from searchain.eval.rescore import rescore as rescore_run
@@ -234,4 +242,5 @@ def report(
         (out / "report.md").write_text(rep.markdown(rows) + ("\n" + extra if extra else ""))
         (out / "report.csv").write_text(rep.to_csv(rows))
         rep.bar_chart(rows, out / "report.png")
-        err.print(f"wrote {out}/report.md, report.csv, report.png")
+        plots = [p.name for p in selective_plots(loaded, out)]
+        err.print(f"wrote {out}/" + ", ".join(["report.md", "report.csv", "report.png", *plots]))

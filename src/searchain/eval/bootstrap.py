@@ -1,12 +1,40 @@
-"""Percentile bootstrap confidence intervals for per-item metric means."""
+"""Percentile bootstrap confidence intervals for per-item metric means, and the item
+resamples they are made of (shared with statistics that are not means, such as the
+selective-answering metrics of :mod:`searchain.eval.selective`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
 _CHUNK = 1 << 22  # resampled values held in memory at once
+
+
+def resample_indices(size: int, n: int = 1000, seed: int | None = 0) -> Iterator[np.ndarray]:
+    """The ``n`` bootstrap resamples of ``size`` items, as arrays of item indices drawn with
+    replacement, in chunks of shape ``(rows, size)`` (at most about 4 M indices each).
+
+    The same ``size``, ``n`` and ``seed`` always give the same resamples (numpy's PCG64), so
+    two statistics computed on them are paired. Raises ValueError for ``size < 1`` or ``n < 1``.
+    """
+    if size < 1:
+        raise ValueError("a bootstrap needs at least one item")
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    rng = np.random.default_rng(seed)
+    rows = max(1, _CHUNK // size)
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        yield rng.integers(0, size, size=(stop - start, size))
+
+
+def percentile_interval(samples: np.ndarray, alpha: float = 0.05) -> tuple[float, float]:
+    """``(lo, hi)``: the ``1 - alpha`` percentile interval of bootstrap ``samples``."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    lo, hi = np.quantile(np.asarray(samples, dtype=float), [alpha / 2, 1 - alpha / 2])
+    return float(lo), float(hi)
 
 
 def bootstrap_ci(
@@ -28,12 +56,5 @@ def bootstrap_ci(
     mean = float(x.mean())
     if x.size == 1 or np.all(x == x[0]):
         return mean, mean, mean
-    rng = np.random.default_rng(seed)
-    rows = max(1, _CHUNK // x.size)
-    means = np.empty(n)
-    for start in range(0, n, rows):
-        stop = min(n, start + rows)
-        idx = rng.integers(0, x.size, size=(stop - start, x.size))
-        means[start:stop] = x[idx].mean(axis=1)
-    lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
-    return mean, float(lo), float(hi)
+    means = np.concatenate([x[idx].mean(axis=1) for idx in resample_indices(x.size, n, seed)])
+    return (mean, *percentile_interval(means, alpha))

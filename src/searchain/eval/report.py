@@ -134,14 +134,17 @@ def analyses(runs: Sequence[RunLike]) -> str:
     (Table 5: per question LLM calls, input/output tokens, rounds, seconds), the knowledge
     sources of SearChain's checked nodes (Table 2), and, when a run holds both ``searchain``
     and ``searchain-no-ir``, the effects of IR on the questions both answered (Table 3:
-    correct with/without IR, IR-helped questions, misleading rate). Correct = the item's
-    cover-EM (of its final answer) as recorded by the run, or as rescored
-    (:mod:`searchain.eval.rescore`)."""
+    correct with/without IR, IR-helped questions, misleading rate); then, for each method
+    whose traces carry a confidence, selective answering against the naive confidence
+    (:mod:`searchain.eval.selective_report`). Correct = the item's cover-EM (of its final
+    answer) as recorded by the run, or as rescored (:mod:`searchain.eval.rescore`)."""
     from searchain.eval.analyses import efficiency, ir_effects
+    from searchain.eval.selective_report import section as selective_answering
     from searchain.types import Trace
 
     out = []
-    for run in load(runs):
+    runs = load(runs)
+    for run in runs:
         traces: dict[str, dict[str, Trace | None]] = {}
         correct: dict[tuple[str, str], bool] = {}
         for r in run.records:
@@ -200,7 +203,7 @@ def analyses(runs: Sequence[RunLike]) -> str:
                 f"correctly without it (misleading rate {100 * fx['misleading_rate']:.1f} %).",
                 "",
             ]
-    return "\n".join(out)
+    return "\n".join([*out, selective_answering(runs)])
 
 
 def _searchain_nodes(name: str, traces: Iterable[Any]) -> list[str]:

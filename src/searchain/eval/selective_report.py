@@ -1,0 +1,267 @@
+"""The report's "Selective answering" section: for every method of a run whose traces carry a
+confidence (``trace["confidence"]``), its risk–coverage AURC, ECE and selective cover-EM
+against the naive confidence (the answer's mean token log-probability) on the same items,
+with bootstrap intervals and the paired interval of the AURC difference; and the two plots
+(``risk_coverage.png``, ``reliability.png``). The statistics are :mod:`searchain.eval.selective`'s.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from searchain.eval import selective as sel
+
+if TYPE_CHECKING:
+    from searchain.eval.report import RunRecords
+
+
+@dataclass(slots=True)
+class MethodConfidence:
+    """The items of one (run, method) that carry a confidence and a cover-EM."""
+
+    run: str
+    method: str
+    records: int  # all the method's records, failed ones included
+    confidence: list[float] = field(default_factory=list)
+    naive: list[float] = field(default_factory=list)  # NaN where the backend gave none
+    correct: list[float] = field(default_factory=list)
+    calibrated: list[bool] = field(default_factory=list)
+    calibrators: set[tuple[str, str, str]] = field(default_factory=set)
+    abstained: int = 0
+
+    @property
+    def items(self) -> int:
+        return len(self.confidence)
+
+    @property
+    def with_naive(self) -> np.ndarray:
+        """Which items have a naive value."""
+        return np.isfinite(np.asarray(self.naive, dtype=float))
+
+    def add(self, conf: dict[str, Any], correct: float) -> None:
+        naive = conf.get("naive")
+        self.confidence.append(float(conf["value"]))
+        self.naive.append(float(naive) if _finite(naive) else math.nan)
+        self.correct.append(correct)
+        self.calibrated.append(conf.get("calibrated") is True)
+        if conf.get("calibrated") is True and isinstance(conf.get("calibrator"), dict):
+            c = conf["calibrator"]
+            self.calibrators.add((str(c.get("name")), str(c.get("version")), str(c.get("fit_on"))))
+        self.abstained += conf.get("abstained") is True
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _usable(record: dict) -> tuple[dict, float] | None:
+    """The record's confidence and correctness (cover-EM), when it has both."""
+    conf = (record.get("trace") or {}).get("confidence") if record.get("status") == "ok" else None
+    cover = (record.get("metrics") or {}).get("cover_em")
+    if not isinstance(conf, dict) or not _finite(conf.get("value")) or not _finite(cover):
+        return None
+    return conf, float(cover >= 1.0)
+
+
+def collect(runs: Iterable[RunRecords]) -> tuple[list[MethodConfidence], dict[str, list[str]]]:
+    """Every (run, method) with at least one confidence, and per run the methods without."""
+    found, without = [], {}
+    for run in runs:
+        by_method: dict[str, MethodConfidence] = {}
+        for r in run.records:
+            m = by_method.setdefault(r["method"], MethodConfidence(run.name, r["method"], 0))
+            m.records += 1
+            if usable := _usable(r):
+                m.add(*usable)
+        found += [m for m in by_method.values() if m.items]
+        without[run.name] = [name for name, m in by_method.items() if not m.items]
+    return found, without
+
+
+def _describe(m: MethodConfidence) -> tuple[str, bool]:
+    """What the confidence is, and whether it may be read as a probability."""
+    calibrated = sum(m.calibrated)
+    if calibrated == m.items:
+        if len(m.calibrators) == 1:
+            name, version, fit_on = next(iter(m.calibrators))
+            return f"calibrated probability (calibrator {name} {version}, fit on {fit_on})", True
+        return f"calibrated probability ({len(m.calibrators) or 'no named'} calibrators)", True
+    if calibrated:
+        return f"only {calibrated} of {m.items} calibrated: read as an uncalibrated score", False
+    return "an uncalibrated score in [0, 1], not a probability", False
+
+
+_ROWS = (
+    ("aurc", "AURC (lower is better)"),
+    ("ece", "ECE, 10 bins"),
+    ("accuracy@0.5", "cover-EM at 50 % coverage"),
+    ("accuracy@0.8", "cover-EM at 80 % coverage"),
+    ("accuracy@1", "cover-EM at 100 % coverage"),
+)
+_UNCAL = " (uncalibrated score)"
+_PAIRED = ("aurc", "accuracy@0.5", "accuracy@0.8")  # differences worth a paired interval
+
+
+def _cell(e: sel.Estimate, note: str = "") -> str:
+    return "–" if math.isnan(e.value) else f"{e}{note}"
+
+
+def _table(m: MethodConfidence, probability: bool, seed: int, n: int) -> list[str]:
+    conf, right = np.asarray(m.confidence), np.asarray(m.correct)
+    has = m.with_naive
+    ece_note = "" if probability else _UNCAL
+    if not has.any():
+        est = sel.bootstrap(conf, right, seed=seed, n=n)
+        out = ["| metric | confidence |", "|---|---|"]
+        out += [f"| {label} | {_cell(est[k], ece_note * (k == 'ece'))} |" for k, label in _ROWS]
+        return [*out, "", "No item has a naive value (the backend gave no log-probabilities)."]
+    naive = sel.naive_probability(np.asarray(m.naive)[has])
+    cmp = sel.compare(conf[has], naive, right[has], seed=seed, n=n)
+    whole = sel.bootstrap(conf, right, seed=seed, n=n) if not has.all() else None
+    head = "| metric | confidence | naive: mean token log-prob | Δ confidence − naive (paired) |"
+    out = [head + (f" confidence, all {m.items} items |" if whole else ""), "|---|---|---|---|"]
+    out[-1] += "---|" if whole else ""
+    for k, label in _ROWS:
+        note = ece_note if k == "ece" else ""
+        diff = cmp.difference[k].signed() if k in _PAIRED else "–"
+        row = f"| {label} | {_cell(cmp.a[k], note)} | {_cell(cmp.b[k], _UNCAL * (k == 'ece'))} "
+        row += f"| {diff} |" + (f" {_cell(whole[k], note)} |" if whole else "")
+        out.append(row)
+    return out
+
+
+def _method_block(m: MethodConfidence, seed: int, n: int) -> list[str]:
+    what, probability = _describe(m)
+    has = int(m.with_naive.sum())
+    same = f"the first three columns are on those {has}, the last on all {m.items}"
+    same = same if 0 < has < m.items else ""
+    head = (
+        f"**{m.method}**: confidence = {what}. {m.items} of its {m.records} items have a "
+        f"confidence and a cover-EM; {has} of them a naive value"
+        + (f" ({same})" if same else "")
+        + (f"; {m.abstained} abstained" if m.abstained else "")
+        + "."
+    )
+    return [head, "", *_table(m, probability, seed, n), ""]
+
+
+_HOW_TO_READ = (
+    "Values in %, 95 % bootstrap CIs over items; Δ on the same resamples (paired). Items are "
+    "answered most confident first: AURC is the mean error rate among the answered over "
+    "coverages 1/n … 1 (lower is better); cover-EM at c % is the accuracy on the c % most "
+    "confident. ECE compares a bin's accuracy with its mean confidence; the naive column reads "
+    "exp(mean token log-prob) as one, an uncalibrated score. Curves: risk_coverage.png, "
+    "reliability.png with --out."
+)
+
+
+def section(runs: Sequence[RunRecords], seed: int = 0, n: int = 1000) -> str:
+    """The Markdown of the selective-answering section ("" for no runs); a run where no
+    method recorded a confidence gets one line and no table."""
+    found, without = collect(runs)
+    out: list[str] = []
+    for run in runs:
+        methods = [m for m in found if m.run == run.name]
+        if not methods:
+            if without.get(run.name):
+                line = f"*{run.name}: no method recorded a confidence: no selective tables.*"
+                out += [line, ""]
+            continue
+        out += [f"### {run.name}: selective answering (risk–coverage, calibration)", ""]
+        for m in methods:
+            out += _method_block(m, seed, n)
+        if without[run.name]:
+            names = ", ".join(without[run.name])
+            out += [f"No confidence recorded by {names}: no selective table.", ""]
+        out += [_HOW_TO_READ, ""]
+    return "\n".join(out)
+
+
+def _curves(m: MethodConfidence) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The risk–coverage curves of a method's confidence, naive and oracle on the same items."""
+    has = m.with_naive if m.with_naive.any() else np.ones(m.items, dtype=bool)
+    conf, right = np.asarray(m.confidence)[has], np.asarray(m.correct)[has]
+    out = {"confidence": sel.risk_coverage(conf, right)}
+    if m.with_naive.any():
+        out["naive (mean token log-prob)"] = sel.risk_coverage(np.asarray(m.naive)[has], right)
+    out["oracle (best ranking)"] = sel.risk_coverage(right, right)
+    return out
+
+
+def _grid(count: int, title: str):
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display needed
+    import matplotlib.pyplot as plt
+
+    cols = min(3, count)
+    rows = math.ceil(count / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.6 * rows), squeeze=False)
+    for ax in axes.flat[count:]:
+        ax.set_visible(False)
+    fig.suptitle(title)
+    return plt, fig, list(axes.flat)
+
+
+def _risk_coverage_png(found: list[MethodConfidence], path: Path) -> Path:
+    plt, fig, axes = _grid(len(found), "Risk–coverage (lower is better)")
+    for ax, m in zip(axes, found, strict=False):
+        for label, (coverage, risk) in _curves(m).items():
+            style = {"color": "0.6", "linestyle": ":"} if label.startswith("oracle") else {}
+            ax.plot(100 * coverage, 100 * risk, label=label, **style)
+        ax.set(title=f"{m.method} ({m.run})", xlabel="coverage %", ylabel="risk % (1 − cover-EM)")
+        ax.set_xlim(0, 100)
+        ax.legend(fontsize=7)
+    return _save(plt, fig, path)
+
+
+def _reliability_scores(m: MethodConfidence) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The scores in [0, 1] a reliability diagram can show, with the items' correctness."""
+    conf, right, has = np.asarray(m.confidence), np.asarray(m.correct), m.with_naive
+    out = {}
+    if conf.min() >= 0 and conf.max() <= 1:
+        label = "confidence" if _describe(m)[1] else "confidence (uncalibrated score)"
+        out[label] = (conf, right)
+    if has.any():
+        naive = sel.naive_probability(np.asarray(m.naive)[has])
+        out["naive exp(mean token log-prob), uncalibrated"] = (naive, right[has])
+    return out
+
+
+def _reliability_png(found: list[MethodConfidence], path: Path) -> Path:
+    plt, fig, axes = _grid(len(found), "Reliability (10 equal-width bins)")
+    for ax, m in zip(axes, found, strict=False):
+        ax.plot([0, 1], [0, 1], color="0.6", linestyle=":", label="perfect calibration")
+        for label, (values, right) in _reliability_scores(m).items():
+            bins = [b for b in sel.reliability_bins(values, right) if b.count]
+            ax.plot([b.confidence for b in bins], [b.accuracy for b in bins], "o-", label=label)
+        ax.set(title=f"{m.method} ({m.run})", xlabel="mean confidence in bin")
+        ax.set(ylabel="cover-EM in bin", xlim=(-0.02, 1.02), ylim=(-0.02, 1.02))
+        ax.legend(fontsize=7)
+    return _save(plt, fig, path)
+
+
+def _save(plt: Any, fig: Any, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plots(runs: Sequence[RunRecords], out: str | Path) -> list[Path]:
+    """``risk_coverage.png`` and ``reliability.png`` in ``out`` for the methods with
+    confidences (nothing when none has one); the paths written."""
+    found, _ = collect(runs)
+    if not found:
+        return []
+    out = Path(out)
+    return [
+        _risk_coverage_png(found, out / "risk_coverage.png"),
+        _reliability_png(found, out / "reliability.png"),
+    ]
