@@ -106,6 +106,7 @@ def test_the_http_service_allows_its_setting_per_request(toy: MethodRecord) -> N
         status, got = _post(f"{url}/v1/ask", body)
         assert status == 200, got
         assert got["answer"] == "level 3"
+        assert got["confidence"]["calibrated"] is False  # every answer says how far to trust it
         body["options"] = {"level": 6}  # above its declared bound
         assert _post(f"{url}/v1/ask", body)[0] == 422
         with urllib.request.urlopen(f"{url}/v1/methods", timeout=60) as r:

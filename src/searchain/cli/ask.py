@@ -127,6 +127,8 @@ def ask(
             options=options,
             cache=cache,
             threads=threads,
+            abstain_below=abstain_below,
+            max_risk=max_risk,
         )
         with opening_status(spec):
             runner = assemble(spec)

@@ -31,8 +31,21 @@ CalibratorOutOpt = Annotated[
 ]
 
 
+ExcludeOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--exclude-items-of",
+        help="Run directories whose items must not be used (those you report on); repeatable.",
+        show_default=False,
+    ),
+]
+
+
 def calibrate(
-    runs: RunsArg, method: CalibratedMethodOpt = "searchain", out: CalibratorOutOpt = None
+    runs: RunsArg,
+    method: CalibratedMethodOpt = "searchain",
+    out: CalibratorOutOpt = None,
+    exclude_items_of: ExcludeOpt = None,
 ) -> None:
     """Fit a calibrator that maps an answer's signals (what the trace says about it) to the
     probability it is right, from runs made with your model: then every answer of that
@@ -44,7 +57,7 @@ def calibrate(
     from searchain.scoring.confidence import calibrator_name, user_calibrators
 
     try:
-        calibrator = fit_calibrator(runs, method)
+        calibrator = fit_calibrator(runs, method, exclude_items_of or ())
     except (ValueError, FileNotFoundError) as e:
         fail(str(e))
     path = out or user_calibrators() / calibrator_name(method, calibrator["model"])

@@ -41,16 +41,28 @@ DEFAULT_FEATURES = ("has_answer", "answer_in_references", "answer_in_cited", "ci
 FOLDS = 5
 
 
+def item_ids(run_dirs: Sequence[str | Path]) -> set[str]:
+    """Every item id the runs hold (of any method)."""
+    return {r["id"] for run in run_dirs for r in read_results(Path(run))}
+
+
 def calibration_rows(
-    run_dirs: Sequence[str | Path], method: str
+    run_dirs: Sequence[str | Path],
+    method: str,
+    exclude: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> tuple[list[dict[str, float]], list[bool]]:
     """The signals of every finished answer of ``method`` in the runs, and whether it was
-    right (the last attempt per item, as reports read them)."""
+    right (the last attempt per item, as reports read them); an item twice (in two runs) is
+    taken once, and the items of ``exclude`` (those a report is made on) never."""
     rows, right = [], []
+    seen = set(exclude)
     for run in run_dirs:
         for r in read_results(Path(run)):
             if r.get("method") != method or r.get("status") != "ok" or not r.get("trace"):
                 continue
+            if r["id"] in seen:
+                continue
+            seen.add(r["id"])
             metrics = r.get("metrics") or {}
             score = metrics.get("cover_em", metrics.get("accuracy"))
             if score is None:
@@ -79,9 +91,14 @@ def out_of_fold(
     return out
 
 
-def fit_calibrator(run_dirs: Sequence[str | Path], method: str) -> dict[str, Any]:
-    """A calibrator for ``method`` from the runs, with its provenance."""
-    rows, right = calibration_rows(run_dirs, method)
+def fit_calibrator(
+    run_dirs: Sequence[str | Path],
+    method: str,
+    exclude_runs: Sequence[str | Path] = (),
+) -> dict[str, Any]:
+    """A calibrator for ``method`` from the runs, with its provenance; no item of
+    ``exclude_runs`` (the runs reported on) is used."""
+    rows, right = calibration_rows(run_dirs, method, item_ids(exclude_runs))
     if len(rows) < 20 or all(right) or not any(right):
         runs = ", ".join(map(str, run_dirs))
         raise ValueError(
@@ -101,6 +118,7 @@ def fit_calibrator(run_dirs: Sequence[str | Path], method: str) -> dict[str, Any
             "datasets": sorted({_dataset(r) for r in run_dirs}),
             "items": len(rows),
             "right": int(sum(right)),
+            "excluded_items_of": [str(r) for r in exclude_runs],
             "fitted": datetime.date.today().isoformat(),
         },
         calibration=[[round(p, 6), int(ok)] for p, ok in zip(oof, right, strict=True)],

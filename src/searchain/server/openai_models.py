@@ -140,12 +140,12 @@ class SourceOut(BaseModel):
 
 class SearchainOut(BaseModel):
     """What only searchain says: the method, the short answer, the cited passages and the
-    method's confidence (absent when the method has none)."""
+    answer's confidence (a probability only when calibrated)."""
 
     method: str
     answer: str
     sources: list[SourceOut]
-    confidence: float | None = None
+    confidence: dict[str, Any] | None = None  # value, calibrated, lowered_by, abstained
 
 
 class ChatCompletionOut(BaseModel):
