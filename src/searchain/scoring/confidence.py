@@ -215,3 +215,19 @@ def abstention_text(trace: Trace) -> str:
         f"Not answered: confidence {conf.value:.2f} ({kind}) is below {conf.threshold:.2f} "
         f"— {said}. Best unverified guess: {guess}"
     )
+
+
+def naive_logprob(llm: Any, question: str, answer: str) -> tuple[float | None, dict[str, float]]:
+    """The naive confidence: the mean token log-probability of ``answer`` as the model's
+    reply to ``question`` alone (one scoring call: its cost is returned), None without an
+    answer or where the backend cannot score a given text."""
+    if not normalize_answer(answer):
+        return None, {"llm_calls": 0.0, "seconds": 0.0}
+    if getattr(llm, "form", "completion") == "chat":
+        messages = [{"role": "user", "content": f"Answer with a short phrase.\n{question}"}]
+        scored = llm.score_chat(messages, answer)
+    else:
+        scored = llm.score(f"Question: {question}\nAnswer:", " " + answer)
+    logprobs = [float(x) for x in scored.token_logprobs if x is not None]
+    cost = {"llm_calls": 1.0, "seconds": float(scored.usage.llm_seconds)}
+    return (sum(logprobs) / len(logprobs) if logprobs else None), cost

@@ -1,0 +1,76 @@
+"""Confidence on recorded runs (issue 41): each answer's confidence from its trace's signals
+(calibrated where a calibrator for the method and model was fit, on other items), and the
+naive confidence beside it (the mean token log-probability of the answer as the model's reply
+to the question: one scoring call each, by the same model), written as a run directory that
+`searchain report` reads — its "Selective answering" section then compares the two on the
+same items (AURC with its paired CI, ECE, cover-EM at 50 and 80 % coverage).
+
+No answer is produced again: the answers, their traces and their scores are the run's own.
+Resumable: an item already written is kept.
+
+    .venv/bin/python bench/confidence.py results/quality/qwen2.5-coder-1.5b/hotpotqa-100 \\
+        results/quality/qwen2.5-coder-1.5b/musique-100 --methods searchain,retrieve-read \\
+        --model qwen2.5-coder-1.5b --out results/confidence
+    .venv/bin/searchain report results/confidence/hotpotqa-100 results/confidence/musique-100
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without installing
+
+from searchain.eval.rescore import run_model  # noqa: E402
+from searchain.eval.runner import MANIFEST, RESULTS, read_results  # noqa: E402
+from searchain.scoring.confidence import assess, naive_logprob  # noqa: E402
+from searchain.types import Trace  # noqa: E402
+
+
+def with_confidence(run: Path, out: Path, methods: set[str], llm: object) -> int:
+    """Copy ``run``'s records of ``methods`` into ``out`` with their confidences; returns
+    how many were added now."""
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(run / MANIFEST, out / MANIFEST)
+    target = out / RESULTS
+    done = {(r["method"], r["id"]) for r in read_results(out)} if target.is_file() else set()
+    model = run_model(run)
+    added = 0
+    with target.open("a", encoding="utf-8") as f:
+        for r in read_results(run):
+            if r["method"] not in methods or (r["method"], r["id"]) in done:
+                continue
+            if r.get("status") == "ok" and r.get("trace"):
+                trace = Trace.from_dict(r["trace"])
+                conf = assess(trace, model)
+                conf.naive, conf.cost = naive_logprob(llm, trace.question, trace.answer)
+                r = {**r, "trace": {**r["trace"], "confidence": conf.to_dict()}}
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+            f.flush()
+            added += 1
+    return added
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", type=Path)
+    parser.add_argument("--methods", default="searchain,retrieve-read")
+    parser.add_argument("--model", default="qwen2.5-coder-1.5b", help="the runs' model")
+    parser.add_argument("--out", type=Path, default=ROOT / "results" / "confidence")
+    parser.add_argument("--threads", type=int, default=None)
+    args = parser.parse_args()
+    from searchain.llm import make_llm
+
+    llm = make_llm("local", model=args.model, n_threads=args.threads)
+    methods = set(args.methods.split(","))
+    for run in args.runs:
+        added = with_confidence(run, args.out / run.name, methods, llm)
+        print(f"{run.name}: {added} records with their confidence -> {args.out / run.name}")
+
+
+if __name__ == "__main__":
+    main()
