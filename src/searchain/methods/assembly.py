@@ -81,8 +81,9 @@ def model_string(
     if llm == "openai":
         model = model or os.environ.get("SEARCHAIN_OPENAI_MODEL", "")
         return f"openai:{model}" + (f"@{base_url}" if base_url else "")
-    if model_path is not None:
-        return f"local:{model_path}"
+    if model_path is not None:  # a file, even one named without a folder or .gguf
+        path = str(model_path)
+        return f"local:{path if '/' in path or path.endswith('.gguf') else './' + path}"
     return f"local:{model}" if model else None
 
 
