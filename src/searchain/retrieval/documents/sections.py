@@ -37,12 +37,20 @@ class Document:
     doc_id: str | None = None  # tables: the row's own id column
 
 
+# A block this short (a caption, "as follows:") introduces what follows it: it goes into the
+# next passage with it rather than close the one before (or stand alone).
+LEAD_WORDS = 15
+
+
 def to_passages(doc: Document, path: str, max_words: int | None) -> Iterator[Passage]:
     """The passages of ``doc`` (read from ``path``, relative to the indexed root).
 
     Ids are ``<path>#<n>``, stable while the file is unchanged. The title is the document's
     title followed by the heading path, so both BM25 and the LLM (which sees passages as
-    ``(Title: ...) text``) know which section a passage belongs to.
+    ``(Title: ...) text``) know which section a passage belongs to. Consecutive blocks of
+    one section (and page) share a passage up to ``max_words``; a short block that would
+    end a passage (a caption) opens the next one instead, and one before a block too long
+    for a passage leads that block's first piece.
     """
     n = 0
     group: list[Block] = []
@@ -60,30 +68,40 @@ def to_passages(doc: Document, path: str, max_words: int | None) -> Iterator[Pas
         n += 1
         group.clear()
 
-    words = 0
     for block in doc.blocks:
         size = len(block.text.split())
+        same_place = group and _place(group[0]) == _place(block)
+        words = sum(len(b.text.split()) for b in group)
         if max_words is not None and size > max_words:
+            lead = _lead(group) if same_place else []
             yield from flush()
-            words = 0
-            yield from _split_block(doc, path, block, max_words, n)
-            n += len(split_text(block.text, max_words))
+            pieces = list(_split_block(doc, path, block, max_words, n, lead))
+            yield from pieces
+            n += len(pieces)
             continue
-        same_place = group and (group[0].heading, group[0].page, group[0].row) == (
-            block.heading,
-            block.page,
-            block.row,
-        )
         if group and (not same_place or (max_words is not None and words + size > max_words)):
+            lead = _lead(group) if same_place else []
             yield from flush()
-            words = 0
+            group.extend(lead)
         group.append(block)
-        words += size
     yield from flush()
 
 
+def _place(block: Block) -> tuple[object, ...]:
+    return (block.heading, block.page, block.row)
+
+
+def _lead(group: list[Block]) -> list[Block]:
+    """The short last block of ``group`` (taken out of it), when others precede it."""
+    if len(group) > 1 and len(group[-1].text.split()) < LEAD_WORDS:
+        return [group.pop()]
+    if len(group) == 1 and len(group[0].text.split()) < LEAD_WORDS:
+        return [group.pop()]
+    return []
+
+
 def _split_block(
-    doc: Document, path: str, block: Block, max_words: int, first_n: int
+    doc: Document, path: str, block: Block, max_words: int, first_n: int, lead: list[Block]
 ) -> Iterator[Passage]:
     cursor = 0
     for i, piece in enumerate(split_text(block.text, max_words)):
@@ -93,9 +111,12 @@ def _split_block(
         part = Block(
             piece, block.start + at, block.start + cursor, block.heading, block.page, block.row
         )
+        first, text = part, piece
+        if i == 0 and lead:  # the caption or lead-in stays with the start of what it introduces
+            first, text = lead[0], "\n\n".join([*(b.text for b in lead), piece])
         pid = f"{doc.doc_id}#{i}" if doc.doc_id is not None else f"{path}#{first_n + i}"
         yield Passage(
-            pid, piece, _title(doc.title, block.heading), None, _source(path, part, part.end)
+            pid, text, _title(doc.title, block.heading), None, _source(path, first, part.end)
         )
 
 
