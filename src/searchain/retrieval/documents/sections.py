@@ -10,6 +10,7 @@ two sections and always says where it came from.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -37,9 +38,14 @@ class Document:
     doc_id: str | None = None  # tables: the row's own id column
 
 
-# A block this short (a caption, "as follows:") introduces what follows it: it goes into the
-# next passage with it rather than close the one before (or stand alone).
-LEAD_WORDS = 15
+# A caption ("Table 1.4. ...", "Example 10.15. ...") or a lead-in ending in a colon introduces
+# what follows it: it opens the next passage rather than close the one before.
+LEAD_WORDS = 30
+_CAPTION = re.compile(
+    r"^(?:Table|Example|Figure|Fig\.|Listing|Tableau|Exemple|Tabelle|Beispiel|Abbildung)"
+    r"\s+[\dA-Z]+(?:[.-]\d+)*[.:]?\s",
+    re.I,
+)
 
 
 def to_passages(doc: Document, path: str, max_words: int | None) -> Iterator[Passage]:
@@ -48,9 +54,10 @@ def to_passages(doc: Document, path: str, max_words: int | None) -> Iterator[Pas
     Ids are ``<path>#<n>``, stable while the file is unchanged. The title is the document's
     title followed by the heading path, so both BM25 and the LLM (which sees passages as
     ``(Title: ...) text``) know which section a passage belongs to. Consecutive blocks of
-    one section (and page) share a passage up to ``max_words``; a short block that would
-    end a passage (a caption) opens the next one instead, and one before a block too long
-    for a passage leads that block's first piece.
+    one section (and page) share a passage up to ``max_words``; a caption or lead-in that
+    would end a passage opens the next one instead, and before a block too long for a
+    passage it leads that block's first piece (which then holds up to ``LEAD_WORDS`` words
+    more than ``max_words``).
     """
     n = 0
     group: list[Block] = []
@@ -92,12 +99,23 @@ def _place(block: Block) -> tuple[object, ...]:
 
 
 def _lead(group: list[Block]) -> list[Block]:
-    """The short last block of ``group`` (taken out of it), when others precede it."""
-    if len(group) > 1 and len(group[-1].text.split()) < LEAD_WORDS:
-        return [group.pop()]
-    if len(group) == 1 and len(group[0].text.split()) < LEAD_WORDS:
-        return [group.pop()]
-    return []
+    """The captions and lead-ins that end ``group``, taken out of it (at most
+    ``LEAD_WORDS`` words: a passage grows past ``max_words`` by no more)."""
+    lead: list[Block] = []
+    words = 0
+    while group and _introduces(group[-1].text):
+        size = len(group[-1].text.split())
+        if words + size > LEAD_WORDS:
+            break
+        lead.insert(0, group.pop())
+        words += size
+    return lead
+
+
+def _introduces(text: str) -> bool:
+    return len(text.split()) < LEAD_WORDS and (
+        bool(_CAPTION.match(text)) or text.rstrip().endswith(":")
+    )
 
 
 def _split_block(
