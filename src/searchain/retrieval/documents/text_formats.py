@@ -44,7 +44,7 @@ _HTML_BLOCKS = {
 # docnav and banner, Sphinx's related bar and sidebar, ARIA roles): left out of the passages.
 _NAV_MARKS = set(
     "navheader navfooter docnav navbar navigation nav breadcrumb breadcrumbs sphinxsidebar "
-    "related sidebar footer header banner menu skip-link headerlink toc".split()
+    "related footer header banner menu skip-link headerlink toc".split()
 )
 _NAV_ROLES = {"navigation", "banner", "contentinfo", "search"}
 _VOID = set("area base br col embed hr img input link meta source track wbr".split())
