@@ -2,7 +2,8 @@
 
 Set-up (cached in ``~/.cache/searchain-bench``, or ``$SEARCHAIN_BENCH_CACHE``; never in the
 repository): ``apt-get download`` of the packages below, ``dpkg -x``, ``.pdf.gz`` unpacked.
-Needs apt-get, dpkg and poppler-utils (``pdftotext``, ``pdfinfo``).
+Needs apt-get, dpkg and poppler-utils (``pdftotext``, ``pdfinfo``), and the extractors it
+compares: ``pip install pypdf pdfminer.six trafilatura`` (not searchain's dependencies).
 
 PDF: each file's producer is what ``pdfinfo`` names (``Producer``, with dblatex's
 ``Creator`` where it says DBLaTeX). On up to ``--pages`` pages per file (evenly spread), each
