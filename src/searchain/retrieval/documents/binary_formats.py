@@ -1,4 +1,4 @@
-"""PDF (pypdf: text per page, the outline as headings), Word .docx (python-docx: heading
+"""PDF (PDFium: text per page, the outline as headings), Word .docx (python-docx: heading
 styles) and tables (CSV, Parquet: one document per row).
 
 These parse untrusted files, so they run in the sandboxed workers of :mod:`.sandbox`
@@ -27,56 +27,68 @@ class UnreadableDocument(Exception):
 
 
 def parse_pdf(path: Path) -> Document:
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    """A PDF's pages through PDFium, without running headers, footers, page numbers and
+    table-of-contents leaders (:mod:`.pdf_text`); the outline (bookmarks) gives headings."""
+    import pypdfium2 as pdfium
+
+    from searchain.retrieval.documents import pdf_text
 
     try:
-        reader = PdfReader(str(path))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise UnreadableDocument("encrypted PDF (needs a password)")
-        pages = reader.pages
-        outline = _outline_by_page(reader)
-        title = ((reader.metadata or {}).get("/Title") or "").strip() or path.stem
-    except UnreadableDocument:
-        raise
-    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError) as e:
-        raise UnreadableDocument(f"not a readable PDF ({type(e).__name__}: {e})") from None
+        pdf = pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError as e:
+        if "password" in str(e).lower():
+            raise UnreadableDocument("encrypted PDF (needs a password)") from None
+        raise UnreadableDocument(f"not a readable PDF ({e})") from None
+    try:
+        title = (pdf.get_metadata_dict().get("Title") or "").strip() or path.stem
+        outline, titles = _outline_by_page(pdf)
+        raw = [pdf_text.page_lines(_page_text(pdf, i)) for i in range(len(pdf))]
+    finally:
+        pdf.close()
+    pages = pdf_text.clean_pages(raw, titles)
     blocks: list[Block] = []
     heading: tuple[str, ...] = ()
-    for number, page in enumerate(pages, 1):
+    for number, lines in enumerate(pages, 1):
         heading = outline.get(number, heading)
-        try:
-            text = page.extract_text() or ""
-        except (PdfReadError, ValueError, KeyError, TypeError) as e:
-            raise UnreadableDocument(f"page {number} unreadable ({e})") from None
-        # PDF text has a line break per printed line: a paragraph per blank line when the
-        # writer left them, else the page's text, cut into passages by sentence ends.
-        blocks += paragraphs(text, heading, page=number)
+        # Paragraphs from the lines' lengths and ends (PDF text has no paragraph marks).
+        blocks += paragraphs(pdf_text.paragraphs_of(lines, titles), heading, page=number)
     return Document(title=str(title), blocks=blocks)
 
 
-def _outline_by_page(reader: Any) -> dict[int, tuple[str, ...]]:
-    """``{page: heading path}`` for the pages where an outline (bookmark) entry starts."""
-    starts: dict[int, tuple[str, ...]] = {}
-
-    def walk(items: list[Any], path: tuple[str, ...]) -> None:
-        last: tuple[str, ...] = path
-        for item in items:
-            if isinstance(item, list):
-                walk(item, last)
-                continue
-            try:
-                page = reader.get_destination_page_number(item) + 1
-            except Exception:  # a broken destination: the heading is skipped, not the file
-                continue
-            last = (*path, str(item.title).strip())
-            starts.setdefault(page, last)
+def _page_text(pdf: Any, index: int) -> str:
+    import pypdfium2 as pdfium
 
     try:
-        walk(reader.outline, ())
+        page = pdf[index]
+        textpage = page.get_textpage()
+        try:
+            return str(textpage.get_text_range())
+        finally:
+            textpage.close()
+            page.close()
+    except pdfium.PdfiumError as e:
+        raise UnreadableDocument(f"page {index + 1} unreadable ({e})") from None
+
+
+def _outline_by_page(pdf: Any) -> tuple[dict[int, tuple[str, ...]], list[str]]:
+    """``{page: heading path}`` for the pages where an outline (bookmark) entry starts,
+    and every title of the outline."""
+    starts: dict[int, tuple[str, ...]] = {}
+    titles: list[str] = []
+    path: list[str] = []
+    try:
+        for item in pdf.get_toc(max_depth=8):
+            title = " ".join((item.get_title() or "").split())
+            del path[item.level :]
+            path.append(title)
+            titles.append(title)
+            dest = item.get_dest()
+            index = dest.get_index() if dest is not None else None
+            if index is not None and title:
+                starts.setdefault(index + 1, tuple(path))
     except Exception:  # a malformed outline only costs the headings
-        return {}
-    return starts
+        pass
+    return starts, titles
 
 
 def check_docx(path: Path) -> None:

@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from searchain.retrieval.bm25 import METADATA_FILE, BM25Index
-from searchain.retrieval.documents.files import FileEntry, ParseJob, discover, parse_job
+from searchain.retrieval.documents.files import (
+    FileEntry,
+    ParseJob,
+    discover,
+    extractors,
+    parse_job,
+)
 from searchain.retrieval.documents.sandbox import Failure, run_sandboxed
 from searchain.types import Passage
 
@@ -45,6 +51,7 @@ class IndexReport:
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    outdated: list[str] = field(default_factory=list)  # read again: an older extractor's
     skipped: dict[str, str] = field(default_factory=dict)
     read: list[str] = field(default_factory=list)  # the files parsed this time
     passages: int = 0
@@ -57,6 +64,7 @@ class IndexReport:
             "changed": self.changed,
             "removed": self.removed,
             "unchanged": self.unchanged,
+            "outdated": self.outdated,
             "skipped": self.skipped,
             "read": self.read,
             "passages": self.passages,
@@ -65,10 +73,15 @@ class IndexReport:
         }
 
     def summary(self) -> str:
+        outdated = (
+            f"{len(self.outdated)} read again (indexed by an older extractor), "
+            if self.outdated
+            else ""
+        )
         return (
             f"{len(self.added)} added, {len(self.changed)} changed, {len(self.removed)} "
-            f"removed, {len(self.unchanged)} unchanged, {len(self.skipped)} skipped; "
-            f"{self.passages:,} passages"
+            f"removed, {outdated}{len(self.unchanged)} unchanged, {len(self.skipped)} "
+            f"skipped; {self.passages:,} passages"
         )
 
 
@@ -155,15 +168,20 @@ def index_documents(
     files, skipped = read.discover(paths)
     old_manifest, old_index = _previous(out_dir, shaping)
     old_files: dict[str, Any] = old_manifest.get("files", {}) if old_manifest else {}
+    readers = extractors()
+    old_readers = (old_manifest or {}).get("extractors") or {}
+    stale = {kind for kind, name in readers.items() if old_readers.get(kind) != name}
     report = IndexReport(skipped=dict(skipped))
-    entries, to_read = _plan(files, old_files, report)
+    entries, to_read = _plan(files, old_files, report, stale)
     progress.total(len(files))
     for rel in report.unchanged:
         progress.file_done(rel, 0)
 
     stats: dict[str, float] = {}
     parsed = read.parse(to_read, stats)
-    build = _Build(paths, shaping, files, entries, report, old_index, progress, read.strict)
+    build = _Build(
+        paths, shaping, readers, files, entries, report, old_index, progress, read.strict
+    )
     try:
         index = BM25Index.build(
             build.passages(parsed),
@@ -185,11 +203,11 @@ def index_documents(
 
 
 def _plan(
-    files: list[FileEntry], old_files: dict[str, Any], report: IndexReport
+    files: list[FileEntry], old_files: dict[str, Any], report: IndexReport, stale: set[str]
 ) -> tuple[dict[str, dict[str, Any]], list[FileEntry]]:
-    """Each file's manifest entry, and the files to read again (added, changed, or skipped
-    for a reason that may pass); fills the report's added, changed, unchanged, removed and
-    read lists."""
+    """Each file's manifest entry, and the files to read again (added, changed, read by an
+    older extractor — its kind in ``stale`` — or skipped for a reason that may pass); fills
+    the report's added, changed, outdated, unchanged, removed and read lists."""
     entries: dict[str, dict[str, Any]] = {}
     to_read: list[FileEntry] = []
     for f in files:
@@ -198,7 +216,10 @@ def _plan(
         # A file skipped for time, memory or a crash may parse on a quieter machine: it is
         # tried again; one skipped for what it is (encrypted, binary) is not, until it changes.
         transient = any(t in entry.get("skipped", "") for t in TRANSIENT)
-        if same and not transient and ("rows" in entry or "skipped" in entry):
+        if same and f.kind in stale:
+            report.outdated.append(f.rel)
+            to_read.append(f)
+        elif same and not transient and ("rows" in entry or "skipped" in entry):
             report.unchanged.append(f.rel)
             if "skipped" in entry:
                 report.skipped[f.rel] = entry["skipped"]
@@ -217,6 +238,7 @@ class _Build:
 
     paths: list[str | Path]
     options: dict[str, Any]  # ReadOptions.shaping()
+    extractors: dict[str, str]  # files.extractors()
     files: list[FileEntry]
     entries: dict[str, dict[str, Any]]
     report: IndexReport
@@ -279,6 +301,7 @@ class _Build:
             "version": MANIFEST_VERSION,
             "roots": [str(Path(p).resolve()) for p in self.paths],
             "options": self.options,
+            "extractors": self.extractors,
             "files": self.entries,
             "skipped": {k: v for k, v in self.report.skipped.items() if k not in self.entries},
         }

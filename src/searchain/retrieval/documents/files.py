@@ -33,6 +33,29 @@ KINDS = {
 }
 _SNIFF = 8192
 
+# What reads each kind of file. A change that alters the passages a file gives raises its
+# revision, so an index built before re-reads those files (documents.json records these).
+# 2: PDFium for PDF; page furniture, navigation and table-of-contents lines dropped;
+# captions kept with what follows; HTML code keeps its lines and table rows their cells.
+REVISIONS = {
+    "pdf": 2,
+    "html": 2,
+    "markdown": 2,
+    "rst": 2,
+    "text": 2,
+    "docx": 2,
+    "table": 1,
+}
+
+
+def extractors() -> dict[str, str]:
+    """``{kind: what reads it, with its version}``: recorded in the manifest."""
+    from searchain.retrieval.documents.pdf_text import extractor_version
+
+    out = {kind: f"searchain {rev}" for kind, rev in REVISIONS.items()}
+    out["pdf"] += f"; {extractor_version()}"
+    return out
+
 
 @dataclass(slots=True)
 class FileEntry:
@@ -190,5 +213,14 @@ def parse_job(job: ParseJob) -> list[tuple[str, str, str, dict[str, Any] | None]
         for p in to_passages(doc, job.rel, job.max_words):
             out.append((p.id, p.text, p.title, p.source))
     if not out:
-        raise bf.UnreadableDocument("no text found (a scanned PDF needs OCR, which is not done)")
+        raise bf.UnreadableDocument(_NO_TEXT.get(job.kind, "no text found (empty)"))
     return out
+
+
+_NO_TEXT = {
+    "pdf": "no text found (a scanned PDF needs OCR, which is not done)",
+    "docx": "no text found (no paragraph or table has text)",
+    "markdown": "no text found (only headings, or empty)",
+    "rst": "no text found (only section titles, or empty)",
+    "html": "no text found (no visible text in the page)",
+}

@@ -10,6 +10,7 @@ two sections and always says where it came from.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -37,12 +38,26 @@ class Document:
     doc_id: str | None = None  # tables: the row's own id column
 
 
+# A caption ("Table 1.4. ...", "Example 10.15. ...") or a lead-in ending in a colon introduces
+# what follows it: it opens the next passage rather than close the one before.
+LEAD_WORDS = 30
+_CAPTION = re.compile(
+    r"^(?:Table|Example|Figure|Fig\.|Listing|Tableau|Exemple|Tabelle|Beispiel|Abbildung)"
+    r"\s+[\dA-Z]+(?:[.-]\d+)*[.:]?\s",
+    re.I,
+)
+
+
 def to_passages(doc: Document, path: str, max_words: int | None) -> Iterator[Passage]:
     """The passages of ``doc`` (read from ``path``, relative to the indexed root).
 
     Ids are ``<path>#<n>``, stable while the file is unchanged. The title is the document's
     title followed by the heading path, so both BM25 and the LLM (which sees passages as
-    ``(Title: ...) text``) know which section a passage belongs to.
+    ``(Title: ...) text``) know which section a passage belongs to. Consecutive blocks of
+    one section (and page) share a passage up to ``max_words``; a caption or lead-in that
+    would end a passage opens the next one instead, and before a block too long for a
+    passage it leads that block's first piece (which then holds up to ``LEAD_WORDS`` words
+    more than ``max_words``).
     """
     n = 0
     group: list[Block] = []
@@ -60,30 +75,51 @@ def to_passages(doc: Document, path: str, max_words: int | None) -> Iterator[Pas
         n += 1
         group.clear()
 
-    words = 0
     for block in doc.blocks:
         size = len(block.text.split())
+        same_place = group and _place(group[0]) == _place(block)
+        words = sum(len(b.text.split()) for b in group)
         if max_words is not None and size > max_words:
+            lead = _lead(group) if same_place else []
             yield from flush()
-            words = 0
-            yield from _split_block(doc, path, block, max_words, n)
-            n += len(split_text(block.text, max_words))
+            pieces = list(_split_block(doc, path, block, max_words, n, lead))
+            yield from pieces
+            n += len(pieces)
             continue
-        same_place = group and (group[0].heading, group[0].page, group[0].row) == (
-            block.heading,
-            block.page,
-            block.row,
-        )
         if group and (not same_place or (max_words is not None and words + size > max_words)):
+            lead = _lead(group) if same_place else []
             yield from flush()
-            words = 0
+            group.extend(lead)
         group.append(block)
-        words += size
     yield from flush()
 
 
+def _place(block: Block) -> tuple[object, ...]:
+    return (block.heading, block.page, block.row)
+
+
+def _lead(group: list[Block]) -> list[Block]:
+    """The captions and lead-ins that end ``group``, taken out of it (at most
+    ``LEAD_WORDS`` words: a passage grows past ``max_words`` by no more)."""
+    lead: list[Block] = []
+    words = 0
+    while group and _introduces(group[-1].text):
+        size = len(group[-1].text.split())
+        if words + size > LEAD_WORDS:
+            break
+        lead.insert(0, group.pop())
+        words += size
+    return lead
+
+
+def _introduces(text: str) -> bool:
+    return len(text.split()) < LEAD_WORDS and (
+        bool(_CAPTION.match(text)) or text.rstrip().endswith(":")
+    )
+
+
 def _split_block(
-    doc: Document, path: str, block: Block, max_words: int, first_n: int
+    doc: Document, path: str, block: Block, max_words: int, first_n: int, lead: list[Block]
 ) -> Iterator[Passage]:
     cursor = 0
     for i, piece in enumerate(split_text(block.text, max_words)):
@@ -93,9 +129,12 @@ def _split_block(
         part = Block(
             piece, block.start + at, block.start + cursor, block.heading, block.page, block.row
         )
+        first, text = part, piece
+        if i == 0 and lead:  # the caption or lead-in stays with the start of what it introduces
+            first, text = lead[0], "\n\n".join([*(b.text for b in lead), piece])
         pid = f"{doc.doc_id}#{i}" if doc.doc_id is not None else f"{path}#{first_n + i}"
         yield Passage(
-            pid, piece, _title(doc.title, block.heading), None, _source(path, part, part.end)
+            pid, text, _title(doc.title, block.heading), None, _source(path, first, part.end)
         )
 
 

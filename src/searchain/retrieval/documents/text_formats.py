@@ -39,9 +39,15 @@ _HTML_BLOCKS = {
     "caption",
     "main",
     "body",
-    "td",
-    "th",
 }
+# Page furniture that site generators mark as such (DocBook's navheader/navfooter, Publican's
+# docnav and banner, Sphinx's related bar and sidebar, ARIA roles): left out of the passages.
+_NAV_MARKS = set(
+    "navheader navfooter docnav navbar navigation nav breadcrumb breadcrumbs sphinxsidebar "
+    "related footer header banner menu skip-link headerlink toc".split()
+)
+_NAV_ROLES = {"navigation", "banner", "contentinfo", "search"}
+_VOID = set("area base br col embed hr img input link meta source track wbr".split())
 _RST_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+:._])\1{2,}\s*$")
 
 
@@ -145,10 +151,15 @@ def _rst_heading(lines: list[str], i: int) -> tuple[str, tuple[str, bool], int] 
 
 
 def parse_html(text: str, path: Path) -> Document:
-    parser = _Sections()
+    parser = _Sections(skip_navigation=True)
     parser.feed(text)
     parser.close()
     parser.end_block()
+    if not parser.blocks:  # a page of navigation only (a site's table of contents): keep it
+        parser = _Sections(skip_navigation=False)
+        parser.feed(text)
+        parser.close()
+        parser.end_block()
     title = " ".join("".join(parser.title_parts).split())
     first_h1 = next((b.heading[0] for b in parser.blocks if b.heading), "")
     return Document(title=title or first_h1 or path.stem, blocks=parser.blocks)
@@ -158,8 +169,10 @@ class _Sections(HTMLParser):
     """Text blocks of an HTML page under their heading path; offsets into the text that
     the blocks themselves make up (joined by blank lines)."""
 
-    def __init__(self) -> None:
+    def __init__(self, skip_navigation: bool = True) -> None:
         super().__init__(convert_charrefs=True)
+        self.skip_navigation = skip_navigation
+        self._nav: tuple[str, int] | None = None  # (tag, depth) of the navigation element
         self.blocks: list[Block] = []
         self.title_parts: list[str] = []
         self.stack: list[tuple[int, str]] = []
@@ -168,8 +181,28 @@ class _Sections(HTMLParser):
         self._heading: tuple[int, list[str]] | None = None
         self._buffer: list[str] = []
         self._pos = 0
+        self._pre = 0  # inside <pre>: lines are kept
+
+    def _navigation(self, tag: str, attrs: list[tuple[str, str | None]], start: bool) -> bool:
+        """Whether this tag opens, closes or sits inside a navigation element."""
+        if self._nav is not None:
+            if tag == self._nav[0] and tag not in _VOID:
+                depth = self._nav[1] + (1 if start else -1)
+                self._nav = (tag, depth) if depth else None
+            return True
+        if not (start and self.skip_navigation) or tag in _VOID:
+            return False
+        a = dict(attrs)
+        marks = set((a.get("class") or "").lower().split()) | {(a.get("id") or "").lower()}
+        if marks & _NAV_MARKS or (a.get("role") or "").lower() in _NAV_ROLES:
+            self.end_block()
+            self._nav = (tag, 1)
+            return True
+        return False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._navigation(tag, attrs, True):
+            return
         if tag == "title":
             self._in_title = True
         elif tag in _SKIP_TAGS:
@@ -179,8 +212,13 @@ class _Sections(HTMLParser):
             self._heading = (int(tag[1]), [])
         elif tag in _HTML_BLOCKS and not self._skip_depth:
             self.end_block()
+            self._pre += tag == "pre"
+        elif tag in ("td", "th") and "".join(self._buffer).strip():
+            self._buffer.append(" | ")  # a table row stays one block, its cells separated
 
     def handle_endtag(self, tag: str) -> None:
+        if self._navigation(tag, [], False):
+            return
         if tag == "title":
             self._in_title = False
         elif tag in _SKIP_TAGS:
@@ -193,8 +231,11 @@ class _Sections(HTMLParser):
             self.stack.append((level, " ".join("".join(parts).split())))
         elif tag in _HTML_BLOCKS and not self._skip_depth:
             self.end_block()
+            self._pre = max(0, self._pre - (tag == "pre"))
 
     def handle_data(self, data: str) -> None:
+        if self._nav is not None:
+            return
         if self._in_title:
             self.title_parts.append(data)
         elif self._skip_depth:
@@ -205,7 +246,11 @@ class _Sections(HTMLParser):
             self._buffer.append(data)
 
     def end_block(self) -> None:
-        body = " ".join("".join(self._buffer).split())
+        raw = "".join(self._buffer)
+        if self._pre:  # code keeps its lines
+            body = "\n".join(line.rstrip() for line in raw.strip("\n").splitlines()).strip()
+        else:
+            body = " ".join(raw.split())
         self._buffer.clear()
         if not body:
             return
