@@ -127,7 +127,13 @@ def fit_calibrator(
 
 
 def _dataset(run: str | Path) -> str:
+    """The run's data set, a file under this folder named relative to it (no machine path
+    in a calibrator that ships)."""
     try:
-        return str(json.loads((Path(run) / MANIFEST).read_text())["config"]["dataset"])
+        name = str(json.loads((Path(run) / MANIFEST).read_text())["config"]["dataset"])
     except (OSError, ValueError, KeyError):
         return "unknown"
+    path = Path(name)
+    if path.is_absolute() and path.is_relative_to(Path.cwd()):
+        return str(path.relative_to(Path.cwd()))
+    return name
