@@ -52,7 +52,7 @@ class MethodConfidence:
         self.calibrated.append(conf.get("calibrated") is True)
         if conf.get("calibrated") is True and isinstance(conf.get("calibrator"), dict):
             c = conf["calibrator"]
-            self.calibrators.add((str(c.get("name")), str(c.get("version")), str(c.get("fit_on"))))
+            self.calibrators.add((str(c.get("name")), str(c.get("version")), _fit_on(c)))
         self.abstained += conf.get("abstained") is True
 
 
@@ -82,6 +82,15 @@ def collect(runs: Iterable[RunRecords]) -> tuple[list[MethodConfidence], dict[st
         found += [m for m in by_method.values() if m.items]
         without[run.name] = [name for name, m in by_method.items() if not m.items]
     return found, without
+
+
+def _fit_on(calibrator: dict[str, Any]) -> str:
+    """Where a calibrator was fit, in a few words: its items and runs."""
+    fit = calibrator.get("fit_on")
+    if not isinstance(fit, dict):
+        return str(fit)
+    runs = ", ".join(str(r) for r in fit.get("runs", []))
+    return f"{fit.get('items', '?')} items, {fit.get('right', '?')} right, of {runs}"
 
 
 def _describe(m: MethodConfidence) -> tuple[str, bool]:
