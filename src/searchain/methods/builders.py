@@ -82,7 +82,7 @@ def build_thinkcite(llm: LLM, retriever: Retriever | None, options: dict[str, An
     pair, specs or LLMs (``reward_models.py``; reference ``none``: R_a only, with a warning).
     Other options go to ThinkCiteConfig (max_iterations, family, ...)."""
     from searchain.methods.thinkcite import ThinkCite, ThinkCiteConfig
-    from searchain.methods.thinkcite.reward_models import reward_llm
+    from searchain.methods.thinkcite.reward_models import pair_wanted, reward_llm
     from searchain.readers.nli import make_judge
 
     options = dict(options)
@@ -94,7 +94,7 @@ def build_thinkcite(llm: LLM, retriever: Retriever | None, options: dict[str, An
     k = options.pop("k", None)
     cfg = ThinkCiteConfig.from_options(**options)
     # The pair is loaded only when R_g is on (use_rg=False or no reference: nothing opened).
-    wanted = cfg.reward.use_rg and ref_spec not in (None, "none")
+    wanted = pair_wanted(cfg.reward.use_rg, ref_spec)
     reference = reward_llm(ref_spec, policy=llm, role="reward_reference") if wanted else None
     reward_model = reward_llm(model_spec, policy=llm, role="reward_model") if wanted else None
     if judge is None and nli:

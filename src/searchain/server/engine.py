@@ -170,10 +170,10 @@ class Engine:
     def _reward_pair(self, options: dict[str, Any]) -> dict[str, Any]:
         """Think&Cite's R_g models (its operator's specs, else the defaults), each opened once
         for the service's life, on first use, and cancellable with the request."""
-        from searchain.methods.thinkcite.reward_models import reward_llm
+        from searchain.methods.thinkcite.reward_models import pair_wanted, reward_llm
 
         reference = options.get("reward_reference", registry.REWARD_REFERENCE.default)
-        if options.get("use_rg") is False or reference in (None, "none"):
+        if not pair_wanted(options.get("use_rg"), reference):
             return {}
         pair = {}
         for setting in (registry.REWARD_MODEL, registry.REWARD_REFERENCE):

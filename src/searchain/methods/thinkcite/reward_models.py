@@ -33,6 +33,12 @@ NONE = "none"  # no model: R_g off
 SPEC_HELP = "an embedded model name, a GGUF path or openai:MODEL@BASE_URL"
 
 
+def pair_wanted(use_rg: object, reference: object) -> bool:
+    """Whether R_g's pair is opened: R_g on (``use_rg`` not False) and a reference named
+    (not ``none``). The builder and the service ask the same question."""
+    return use_rg is not False and reference not in (None, NONE)
+
+
 def reward_llm(
     spec: str | LLM | None, *, policy: LLM, role: str, n_threads: int | None = None
 ) -> LLM | None:
