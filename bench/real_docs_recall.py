@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -304,11 +305,17 @@ def markdown(result: dict[str, Any]) -> str:
         lost = sorted(q for q, v in row["per_question"].items() if v < old.get(q, 0))
         lines.append(
             f"\n{row['retriever']}: found after only: {', '.join(won) or 'none'}; "
-            f"before only: {', '.join(lost) or 'none'}"
+            f"before only: {', '.join(lost) or 'none'} (sign test p = {sign_test(won, lost):.2f})"
         )
     sizes = ", ".join(f"{k} {v['passages']:,}" for k, v in result["readings"].items())
     lines.append(f"\n{result['questions']} questions, Recall@{result['k']}; passages: {sizes}")
     return "\n".join(lines)
+
+
+def sign_test(won: list[str], lost: list[str]) -> float:
+    """Two-sided exact sign test on the questions that changed."""
+    n, k = len(won) + len(lost), min(len(won), len(lost))
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n) if n else 1.0
 
 
 def main() -> None:
