@@ -485,7 +485,16 @@ class _Fixed:
         self.asked.append(k)
         ranked = list(enumerate(self.ids[:k]))
         return [
-            [Passage(pid, f"{self.tag} text {pid}", pid.upper(), 100.0 - r) for r, pid in ranked]
+            [
+                Passage(
+                    pid,
+                    f"{self.tag} text {pid}",
+                    pid.upper(),
+                    100.0 - r,
+                    source={"path": f"{pid}.pdf", "page": r + 1},
+                )
+                for r, pid in ranked
+            ]
             for _ in queries
         ]
 
@@ -499,6 +508,8 @@ def test_hybrid_retriever_fuses_members() -> None:
     assert [p.id for p in hits] == ["a", "c", "b"]  # as in test_rrf_numbers_computed_by_hand
     assert hits[0].score == pytest.approx(1 / 61 + 0.5 / 62)
     assert hits[0].text == "sparse text a" and hits[0].title == "A"  # first member's copy
+    # ... where it lies in the user's document too, so a hybrid answer cites "a.pdf p. 1".
+    assert hits[0].source == {"path": "a.pdf", "page": 1}
     assert sparse.asked == [20] and dense.asked == [20]  # members are asked for depth
     batch = hybrid.search_batch(["q1", "q2"], k=50)
     assert [[p.id for p in r] for r in batch] == [["a", "c", "b", "d"]] * 2

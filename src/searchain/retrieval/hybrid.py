@@ -7,6 +7,7 @@ similarities, which live on unrelated scales, combine without any normalisation.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from searchain.retrieval.base import Retriever
@@ -93,8 +94,10 @@ class HybridRetriever:
             fused = rrf(
                 [[p.id for p in hits] for hits in hits_per_retriever], self.weights, self.k_rrf
             )
+            # The fused score replaces the member's; the rest (text, title, where in the user's
+            # document it lies) is the passage as the first retriever returned it.
             results.append(
-                [Passage(pid, by_id[pid].text, by_id[pid].title, score) for pid, score in fused[:k]]
+                [dataclasses.replace(by_id[pid], score=score) for pid, score in fused[:k]]
             )
         return results
 
