@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -18,6 +16,7 @@ from faults import Figure, LLMFaultServer
 from reliability_service import FAST
 
 from searchain.llm.openai_backend import OpenAILLM
+from searchain.net.serving import running
 from searchain.retrieval.demo import default_index
 from searchain.server import Engine, Settings, create_app
 
@@ -33,22 +32,11 @@ CHAT = {"messages": [{"role": "user", "content": "Who wrote Hamlet?"}]}
 
 @contextlib.contextmanager
 def live(engine: Engine, **kw: Any) -> Iterator[str]:
-    import uvicorn
-
+    """The app on a free loopback port with its lifespan on (the MCP session manager runs in
+    it), by the service's own threaded start."""
     app = create_app(engine, Settings(token=TOKEN, runs_dir=None, **kw))
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="critical", access_log=False))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started and thread.is_alive():
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+    with running(app, lifespan="on") as url:
+        yield url
 
 
 def burst(url: str, body: dict[str, Any], n: int, timeout: float) -> list[int]:

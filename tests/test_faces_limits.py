@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +19,7 @@ from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
+from searchain.net.serving import running
 from searchain.server import Engine, Settings, create_app
 from searchain.server.face_limits import Rate, RateLimit
 from serverkit import make_engine
@@ -37,24 +36,11 @@ CHAT = {"messages": [{"role": "user", "content": "Who directed Jaws?"}]}
 
 @contextlib.contextmanager
 def live(engine: Engine, **kw: Any) -> Iterator[str]:
-    """The app under uvicorn with its lifespan on (the MCP session manager runs in it)."""
-    import uvicorn
-
+    """The app on a free loopback port with its lifespan on (the MCP session manager runs in
+    it), by the service's own threaded start."""
     app = create_app(engine, Settings(token=TOKEN, runs_dir=None, **kw))
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        assert thread.is_alive()
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+    with running(app, lifespan="on") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -33,6 +33,7 @@ from searchain.cli.model_options import (
     ModelPathOpt,
     ThreadsOpt,
     cli_spec,
+    shared,
 )
 from searchain.methods.registry import takes
 from searchain.types import Passage, Trace
@@ -101,6 +102,7 @@ def ask(
 
     Each method's settings have their own options below (and every setting, with or without
     one, is reachable with -O NAME=VALUE); `searchain settings METHOD` lists them all."""
+    given = dict(locals())  # the options as typer passed them, before any other name
     from searchain.llm import LLMError
     from searchain.methods.assembly import assemble
     from searchain.methods.options import parse_method_options
@@ -115,18 +117,9 @@ def ask(
         if k is not None and "k" not in options and takes(method, "k"):
             options["k"] = k  # -O k=3 wins over -k 3
         spec = cli_spec(
+            **shared(given),
             method=method,
-            llm=llm,
-            model=model,
-            base_url=base_url,
-            api=api,
-            model_path=model_path,
-            retriever=retriever,
-            index=index,
-            dense_index=dense_index,
             options=options,
-            cache=cache,
-            threads=threads,
             abstain_below=abstain_below,
             max_risk=max_risk,
         )

@@ -48,6 +48,7 @@ from searchain.cli.model_options import (
     ModelPathOpt,
     ThreadsOpt,
     cli_spec,
+    shared,
 )
 
 
@@ -87,23 +88,13 @@ def eval_(
     Methods: searchain, searchain-no-ir, searchain-no-verification, searchain-no-completion,
     retrieve-read (alias direct-retrieval), direct-prompting, cot, self-ask,
     self-ask-no-search, react, and the other methods of [bold]searchain ask --method[/]."""
+    given = dict(locals())  # the options as typer passed them, before any other name
     from searchain.eval.evaluate import EvalError, Evaluation, evaluate
     from searchain.methods.options import parse_method_options
 
     names = tuple(m.strip() for m in methods.split(",") if m.strip())
     try:
-        spec = cli_spec(
-            llm=llm,
-            model=model,
-            base_url=base_url,
-            api=api,
-            model_path=model_path,
-            retriever=retriever,
-            index=index,
-            dense_index=dense_index,
-            cache=cache,
-            threads=threads,
-        )
+        spec = cli_spec(**shared(given))
         options = parse_method_options(option, list(names)) if option else None
         ev = Evaluation(
             dataset,

@@ -17,6 +17,7 @@ from searchain.cli.model_options import (
     ModelPathOpt,
     ThreadsOpt,
     cli_spec,
+    shared,
 )
 from searchain.cli.serve import open_engine, operator_options
 from searchain.cli.serve_options import (
@@ -55,24 +56,14 @@ def mcp(
     client starts it: e.g. Claude Desktop's config, `"command": "searchain", "args": ["mcp",
     "--index", "my-docs"]` (docs/service.md). Paths, URLs and models are set here, as for
     `serve`; clients choose only plain per-request options."""
+    given = dict(locals())  # the options as typer passed them, before any other name
     try:
         from searchain.server.app import Settings
         from searchain.server.mcp_face import make_mcp_server
     except ImportError as e:
         fail(f"{e}: install the server extra (scripts/install.sh server)")
     logging.basicConfig(level=logging.WARNING)  # stderr: stdout carries the protocol only
-    spec = cli_spec(
-        llm=llm,
-        model=model,
-        base_url=base_url,
-        api=api,
-        model_path=model_path,
-        retriever=retriever,
-        index=index,
-        dense_index=dense_index,
-        cache=cache,
-        threads=threads,
-    )
+    spec = cli_spec(**shared(given))
     engine = open_engine(spec, max_concurrent, operator_options(method_flags or {}, option))
     if method not in engine.methods:
         fail(f"unknown default method {method!r}")

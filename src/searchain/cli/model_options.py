@@ -4,6 +4,7 @@ they become an assembly :class:`~searchain.methods.assembly.Spec`."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -49,6 +50,28 @@ KOpt = Annotated[
         "direct-retrieval needs -k 10.",
     ),
 ]
+
+
+# The options every answering command declares under these names (the aliases above):
+# ``cli_spec(**shared(locals()))`` passes them on without listing them again.
+SHARED = (
+    "llm",
+    "model",
+    "base_url",
+    "api",
+    "model_path",
+    "retriever",
+    "index",
+    "dense_index",
+    "cache",
+    "threads",
+)
+
+
+def shared(command_options: Mapping[str, Any]) -> dict[str, Any]:
+    """The shared model and retriever options among a command's own (its ``locals()`` at the
+    top of its body)."""
+    return {name: command_options[name] for name in SHARED if name in command_options}
 
 
 def cli_spec(

@@ -30,6 +30,7 @@ from searchain.cli.model_options import (
     ModelPathOpt,
     ThreadsOpt,
     cli_spec,
+    shared,
 )
 from searchain.cli.serve_options import (
     AllowedHostOpt,
@@ -85,6 +86,7 @@ def serve(
     URLs and models — the method settings below (--reader, --tools, --nli, --reward-model,
     --reward-reference, --template) and -O METHOD.KEY=VALUE — are set here by the operator,
     once, for every request."""
+    given = dict(locals())  # the options as typer passed them, before any other name
     token = os.environ.get("SEARCHAIN_API_TOKEN") or None
     try:
         from searchain.server import Settings, check_bind, create_app
@@ -96,18 +98,7 @@ def serve(
     except ValueError as e:
         fail(str(e))
     logging.basicConfig(level=logging.WARNING)
-    spec = cli_spec(
-        llm=llm,
-        model=model,
-        base_url=base_url,
-        api=api,
-        model_path=model_path,
-        retriever=retriever,
-        index=index,
-        dense_index=dense_index,
-        cache=cache,
-        threads=threads,
-    )
+    spec = cli_spec(**shared(given))
     engine = open_engine(spec, max_concurrent, operator_options(method_flags or {}, option))
     settings = Settings(
         token=token,

@@ -149,11 +149,13 @@ def running(
     *,
     what: str = "server",
     name: str = "searchain-server",
+    lifespan: str = "off",
 ) -> Iterator[str]:
     """Serve ``app`` with uvicorn from a thread called ``name``; yield its base URL; stop on
     exit. The socket is bound here, before the thread starts, so ``port=0`` picks a free port
     with no window in which another process could take it. ``what`` names the server in the
-    error raised when it does not start."""
+    error raised when it does not start; ``lifespan="on"`` runs the app's start-up and
+    shut-down (the MCP face's session manager lives in them)."""
     import uvicorn
 
     bare = host.strip("[]")
@@ -166,7 +168,11 @@ def running(
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((bare, port))
         config = uvicorn.Config(
-            app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2
+            app,
+            log_level="warning",
+            access_log=False,
+            lifespan=lifespan,  # type: ignore[arg-type]
+            timeout_graceful_shutdown=2,
         )
         server = uvicorn.Server(config)
         worker = thread(lambda: server.run(sockets=[sock]), name)
