@@ -21,7 +21,8 @@ def _label(node: Node) -> str:
     answer = escape(node.answer) if node.answer else "[dim]unsolved[/]"
     line = f"[bold]{escape(node.query)}[/] → {answer}  [{style}]{source}[/]"
     if status == "unconfirmed":  # kept, but IR did not confirm it: say what the check found
-        reader = node.meta.get("reader") or {}
+        # A yes/no node checked by NLI: the judge's figures are in the check, not the span.
+        reader = {} if "nli" in node.meta else node.meta.get("reader") or {}
         said = (
             f"; the reader said {escape(str(reader['answer']))!r}" if reader.get("answer") else ""
         )

@@ -20,6 +20,13 @@ def _needs(name: str, retriever: Retriever | None) -> Retriever:
     return retriever
 
 
+def _yesno_judge(llm: LLM) -> Any:
+    """SearChain's judge of yes/no nodes: the LLM itself, as Think&Cite's default R_a."""
+    from searchain.readers.nli import make_judge
+
+    return make_judge("llm", llm)
+
+
 def build_searchain(llm: LLM, retriever: Retriever | None, options: dict[str, Any]) -> Method:
     from searchain.methods.searchain import SearChain, SearChainConfig
 
@@ -37,6 +44,7 @@ def build_searchain(llm: LLM, retriever: Retriever | None, options: dict[str, An
         bo.make_reader(reader, llm) if cfg.use_ir else None,
         cfg,
         embedder=embedder,
+        judge=_yesno_judge(llm) if cfg.use_ir and cfg.yesno_check == "nli" else None,
     )
     method.dedup_note = bo.dedup_note(dedup, embedder) if cfg.use_ir else None
     return method

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from searchain.methods.baseline_util import LABEL_INSTRUCTIONS
+from searchain.methods.searchain.yesno_check import YESNO_CHECKS
 from searchain.methods.settings import check_settings, setting
 
 # The CoQ prompt of each task with IR (the paper's figures 9-12) ...
@@ -174,6 +175,17 @@ class SearChainConfig:
         "are one static prefix, computed once) or instruction (the paper's prompt).",
         choices=QUESTION_POSITIONS,
         before="instruction",
+    )
+
+    # "span" (the paper): a yes/no node is checked like any other, by the reader's span,
+    # which "No" can never be, so the check is at best inconclusive. "nli": whether the
+    # passage supports the node's answer or the opposite one (methods/searchain/yesno_check.py).
+    yesno_check: str = setting(
+        "span",
+        "How IR checks a node answered Yes or No: span (the reader's span, as any "
+        "node) or nli (whether the passage supports that answer or the opposite).",
+        choices=YESNO_CHECKS,
+        before="span",
     )
 
     def inert_settings(self) -> set[str]:

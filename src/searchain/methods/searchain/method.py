@@ -34,6 +34,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from searchain import prompts
 from searchain.events import emit
@@ -47,6 +48,7 @@ from searchain.methods.searchain.tracing import (
     no_ir_answer,
     tracing,
 )
+from searchain.methods.searchain.yesno_check import check_yes_no, yes_no_answer
 from searchain.readers.base import UNGROUNDED, Reader, ReaderOutput, merged, supporting
 from searchain.readers.similarity import QueryMemory
 from searchain.retrieval.base import Retriever
@@ -79,6 +81,7 @@ class _Run:
     memory: QueryMemory
     path: list[Node] = field(default_factory=list)  # R: the verified reasoning path
     feedback_log: list[dict] = field(default_factory=list)
+    judge: Any = None  # this question's NLI judge (yesno_check="nli"), its own memo and cost
 
 
 class SearChain:
@@ -91,12 +94,16 @@ class SearChain:
         reader: Reader | None,
         config: SearChainConfig | None = None,
         embedder: object | None = None,
+        judge: Any = None,
     ) -> None:
         self.llm, self.retriever, self.reader = llm, retriever, reader
         self.config = config or SearChainConfig()
         self.config.validate()
         if self.config.use_ir and (retriever is None or reader is None):
             raise ValueError("SearChain with IR needs a retriever and a reader")
+        if self.config.use_ir and self.config.yesno_check == "nli" and judge is None:
+            raise ValueError('yesno_check="nli" needs an NLI judge')
+        self.judge = judge
         prompts.load(self.config.template_name())  # a missing or malformed file fails here
         self.embedder = embedder
         self.dedup_note: str | None = None  # set by the registry when "auto" fell back
@@ -125,7 +132,7 @@ class SearChain:
         cfg = self.config
         trace = Trace(question=question, method=self.name)
         memory = QueryMemory(self.embedder, cfg.dedup_threshold)  # type: ignore[arg-type]
-        state = _Run(question, trace, memory)
+        state = _Run(question, trace, memory, judge=_fork(self.judge))
         root = Node(id="q", query=question, answer=None, source="question")
         trace.nodes.append(root)
 
@@ -193,6 +200,9 @@ class SearChain:
             feedback=state.feedback_log,
             path=[n.id for n in state.path],
         )
+        if state.judge is not None:
+            trace.meta["yesno_check"] = cfg.yesno_check
+            trace.usage.add(state.judge.usage)  # the yes/no checks' LLM calls
         trace.wall_seconds = time.perf_counter() - t0
         emit("answer", text=trace.answer)
         return trace
@@ -286,6 +296,9 @@ class SearChain:
             node.meta["status"] = "unsolved"
             state.path.append(node)
             return None
+        said_yes = yes_no_answer(node.answer) if state.judge is not None else None
+        if said_yes is not None and cfg.verification:
+            return self._check_yes_no(state, node, said_yes, top)
         confident = cfg.verification and out.confidence > self.theta
         consistent = self._consistent(out.answer, node.answer or "", top)
         if confident and not consistent:
@@ -295,6 +308,25 @@ class SearChain:
         node.meta["status"] = "verified" if confident else "unconfirmed"
         if not confident:
             node.meta["check"] = _why_unconfirmed(cfg.verification, out, consistent)
+        state.path.append(node)
+        return None
+
+    def _check_yes_no(
+        self, state: _Run, node: Node, said_yes: bool, top: Passage
+    ) -> Feedback | None:
+        """A node answered Yes or No, checked by whether its passage supports that answer
+        or the opposite (``yesno_check="nli"``; methods/searchain/yesno_check.py)."""
+        verdict = check_yes_no(state.judge, node.query, said_yes, top)
+        node.meta["nli"] = verdict.detail
+        if verdict.verdict == "contradicted":
+            return Feedback(node, "verify", verdict.reader_output(top), top)
+        node.meta["status"] = "verified" if verdict.verdict == "entailed" else "unconfirmed"
+        if verdict.verdict == "inconclusive":
+            p_yes, p_no = verdict.detail["Yes"], verdict.detail["No"]
+            node.meta["check"] = (
+                f"inconclusive: the NLI judge finds the passage supports Yes at {p_yes:.2f} "
+                f"and No at {p_no:.2f}"
+            )
         state.path.append(node)
         return None
 
@@ -338,3 +370,8 @@ def _why_unconfirmed(verification: bool, out: ReaderOutput, consistent: bool) ->
     if consistent:
         return "the reader agrees, below the confidence threshold θ"
     return "the reader disagrees, below the confidence threshold θ"
+
+
+def _fork(judge: Any) -> Any:
+    """A judge of one question: its own memo and its own cost (the run's is shared)."""
+    return judge.fork() if judge is not None and hasattr(judge, "fork") else judge

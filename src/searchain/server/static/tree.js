@@ -168,7 +168,9 @@ export function renderTree(container, trace, onSelect) {
       (action === "end" ? "End" : action ? `(${action})` : "(no query)");
     // SearChain kept the LLM's answer but IR did not confirm it: drawn dashed, said in words.
     const unconfirmed = n.meta?.status === "unconfirmed";
-    const said = unconfirmed && n.meta.reader?.answer ? `; the reader said "${n.meta.reader.answer}"` : "";
+    // A yes/no node checked by NLI carries the judge's figures in its check, not a span.
+    const said = unconfirmed && !n.meta.nli && n.meta.reader?.answer ?
+      `; the reader said "${n.meta.reader.answer}"` : "";
     const note = unconfirmed ? [`unconfirmed: ${n.meta.check ?? ""}${said}`] : [];
     const g = el("g", { class: `node src-${src}${chosen ? " chosen" : ""}${unconfirmed ? " unconfirmed" : ""}`,
       transform: `translate(${x},${y})`, tabindex: "0", role: "button", "data-id": n.id,
