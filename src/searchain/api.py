@@ -69,6 +69,7 @@ def make_asker(
     cache: bool = True,
     abstain_below: float | None = None,
     max_risk: float | None = None,
+    confidence_checks: tuple[str, ...] = (),
     **method_options: Any,
 ) -> Callable[[str], Trace]:
     """A function that answers questions, with the model and index opened once.
@@ -83,6 +84,8 @@ def make_asker(
     Every trace carries ``confidence`` (calibrated where a calibrator was fit for the method
     and model); ``abstain_below=P`` or ``max_risk=R`` mark an answer below the threshold as
     withheld (``trace.confidence.abstained``; the guess stays ``trace.answer``).
+    ``confidence_checks=("nli",)`` adds signals that cost model calls (their cost is in
+    ``trace.confidence.cost``; ``scoring/confidence_checks.py``).
     """
     from searchain.methods.assembly import Spec, assemble, model_string
     from searchain.methods.registry import takes
@@ -99,6 +102,7 @@ def make_asker(
         cache=cache,
         abstain_below=abstain_below,
         max_risk=max_risk,
+        confidence_checks=tuple(confidence_checks),
     )
     retriever = open_index(index) if isinstance(index, str | Path) else index
     return assemble(spec, retriever=retriever, **objects)

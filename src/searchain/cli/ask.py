@@ -27,6 +27,7 @@ from searchain.cli.model_options import (
     ApiOpt,
     BaseUrlOpt,
     CacheOpt,
+    ConfidenceCheckOpt,
     KOpt,
     LlmOpt,
     ModelOpt,
@@ -96,6 +97,7 @@ def ask(
     option: MethodOpt = None,
     abstain_below: AbstainOpt = None,
     max_risk: MaxRiskOpt = None,
+    confidence_check: ConfidenceCheckOpt = None,
     method_flags: dict[str, Any] | None = None,
 ) -> None:
     """Answer a question with [n] citations to the passages that support it.

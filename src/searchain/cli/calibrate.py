@@ -60,6 +60,8 @@ def calibrate(
         calibrator = fit_calibrator(runs, method, exclude_items_of or ())
     except (ValueError, FileNotFoundError) as e:
         fail(str(e))
+    # A run made with costly checks gives a calibrator of its own ("searchain+nli").
+    method = calibrator["method"]
     path = out or user_calibrators() / calibrator_name(method, calibrator["model"])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(calibrator, indent=1) + "\n", encoding="utf-8")

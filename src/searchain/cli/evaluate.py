@@ -42,6 +42,7 @@ from searchain.cli.model_options import (
     ApiOpt,
     BaseUrlOpt,
     CacheOpt,
+    ConfidenceCheckOpt,
     KOpt,
     LlmOpt,
     ModelOpt,
@@ -80,6 +81,7 @@ def eval_(
     reuse_from: ReuseOpt = None,
     question_docs: QuestionDocsOpt = None,
     retry_failed: RetryFailedOpt = False,
+    confidence_check: ConfidenceCheckOpt = None,
 ) -> None:
     """Run methods over a dataset into a run directory: every finished item is appended to
     results.jsonl (fsynced), failures are recorded and counted, and re-running the same

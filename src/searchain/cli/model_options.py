@@ -50,6 +50,16 @@ KOpt = Annotated[
         "direct-retrieval needs -k 10.",
     ),
 ]
+ConfidenceCheckOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--confidence-check",
+        help="A confidence signal that costs model calls, run after the answer (its cost is "
+        "in the confidence): [bold]nli[/] asks the model whether the cited passages state "
+        "the answer (two scoring calls). Repeat for several.",
+        show_default=False,
+    ),
+]
 
 
 # The options every answering command declares under these names (the aliases above):
@@ -65,6 +75,7 @@ SHARED = (
     "dense_index",
     "cache",
     "threads",
+    "confidence_check",
 )
 
 
@@ -90,6 +101,7 @@ def cli_spec(
     threads: int | None = None,
     abstain_below: float | None = None,
     max_risk: float | None = None,
+    confidence_check: list[str] | None = None,
 ) -> Spec:
     """The spec the command line's options describe (ValueError: they do not fit)."""
     return Spec(
@@ -104,4 +116,5 @@ def cli_spec(
         threads=threads,
         abstain_below=abstain_below,
         max_risk=max_risk,
+        confidence_checks=tuple(confidence_check or ()),
     )

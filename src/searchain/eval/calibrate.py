@@ -21,7 +21,13 @@ import numpy as np
 from searchain.eval.rescore import run_model
 from searchain.eval.runner import MANIFEST, read_results
 from searchain.scoring.calibration import fit_logistic
-from searchain.scoring.confidence import apply_calibrator, model_key, signals
+from searchain.scoring.confidence import (
+    CHECK_SIGNALS,
+    apply_calibrator,
+    calibrator_variant,
+    model_key,
+    signals,
+)
 from searchain.types import Trace
 
 # The signals each calibrator reads (SearChain has its Tree-of-Reasoning's as well).
@@ -105,13 +111,17 @@ def fit_calibrator(
             f"{method}: {len(rows)} finished answers, {sum(right)} right, in {runs}: "
             "a calibrator needs at least 20, with right and wrong ones"
         )
-    features = FEATURES.get(method, DEFAULT_FEATURES)
+    # A costly check's signal is used when every calibration answer has it (runs made with
+    # --confidence-check): the calibrator is then that variant's ("searchain+nli").
+    checked = [s for s in CHECK_SIGNALS if all(s in r for r in rows)]
+    features = (*FEATURES.get(method, DEFAULT_FEATURES), *checked)
+    variant = calibrator_variant(method, tuple(sorted({CHECK_SIGNALS[s] for s in checked})))
     calibrator = fit_logistic(rows, right, features)
     model = model_key(run_model(run_dirs[0]))
     oof = out_of_fold(rows, right, features)
     calibrator.update(
-        name=f"{method}--{model}",
-        method=method,
+        name=f"{variant}--{model}",
+        method=variant,
         model=model,
         fit_on={
             "runs": [str(r) for r in run_dirs],

@@ -101,6 +101,8 @@ def run_config(ev: Evaluation, fingerprint: dict[str, Any], nli: str | None) -> 
         config["dataset_labels"] = fingerprint["labels"]
     if ev.k is not None:
         config["k"] = ev.k
+    if spec.confidence_checks:  # costly confidence signals in every record's trace
+        config["confidence_checks"] = sorted(spec.confidence_checks)
     if "model_path" in models:
         config["model_path"] = models["model_path"]
     pair = (("reward_model", ev.reward_model), ("reward_reference", ev.reward_reference))

@@ -28,6 +28,7 @@ from searchain.llm.models import answer_model
 from searchain.methods.base import Method, traced
 from searchain.methods.registry import build_method, check_options, record_of
 from searchain.retrieval.base import Retriever
+from searchain.scoring.confidence_checks import check_names
 from searchain.types import Trace
 
 BACKENDS = ("local", "openai")
@@ -107,6 +108,8 @@ class Spec:
     # this, with probability 1 - risk_delta (needs a calibrated confidence).
     max_risk: float | None = None
     risk_delta: float = 0.1
+    # Confidence signals that cost model calls, by name (scoring/confidence_checks.py).
+    confidence_checks: tuple[str, ...] = ()
 
     def with_options(self, **options: Any) -> Spec:
         return dataclasses.replace(self, options={**self.options, **options})
@@ -174,6 +177,8 @@ class Runner:
 
         # LLM-URL's reports (its URLs, their fates) and their usage go into the trace.
         trace = with_retrieval_reports(traced(self.method, self.llm))(question)
+        if self.spec.confidence_checks:
+            self._check(trace)
         if self.threshold is not None and trace.confidence is not None:
             trace.confidence.threshold = self.threshold
             trace.confidence.abstained = trace.confidence.value < self.threshold
@@ -182,6 +187,15 @@ class Runner:
                     filter(None, [trace.confidence.note, self.guarantee])
                 )
         return trace
+
+    def _check(self, trace: Trace) -> None:
+        """The costly confidence checks asked for, then the confidence again with them."""
+        from searchain.scoring.confidence import assess
+        from searchain.scoring.confidence_checks import run_checks
+
+        cost = run_checks(trace, self.spec.confidence_checks, self.llm)
+        trace.confidence = assess(trace, getattr(self.llm, "model", None))
+        trace.confidence.cost = cost
 
 
 def assemble(
@@ -198,6 +212,7 @@ def assemble(
     from searchain.retrieval.factory import is_llm_url
 
     check_options(spec.method, {**spec.options, **objects})
+    spec = dataclasses.replace(spec, confidence_checks=check_names(spec.confidence_checks))
     wanted = retriever is None and spec.needs_retriever()
     if wanted and not is_llm_url(spec.retriever):  # a missing index fails before a model loads
         retriever = open_retriever(spec)

@@ -32,6 +32,8 @@ from searchain.scoring.match import contains_answer
 from searchain.text import normalize_answer
 from searchain.types import Confidence, Trace
 
+CHECKS_KEY = "confidence_checks"  # trace.meta: {check: {signal: value}} (confidence_checks.py)
+CHECK_SIGNALS = {"answer_supported": "nli"}  # each costly signal, and the check giving it
 CONFIRMED = ("corrected", "completed")  # IR's own answers; "verified" needs a confident reader
 UNCALIBRATED = (
     "uncalibrated score: no calibrator was fit for {method} on {model}; `searchain calibrate` "
@@ -103,7 +105,19 @@ def signals(trace: Trace) -> dict[str, float]:
     }
     if trace.method.startswith("searchain") and trace.meta.get("path") is not None:
         out.update(searchain_signals(trace))
+    for found in (trace.meta.get(CHECKS_KEY) or {}).values():  # the costly checks, if run
+        out.update(found)
     return out
+
+
+def checks_of(trace: Trace) -> tuple[str, ...]:
+    """The costly checks that were run on this trace (``confidence_checks.py``)."""
+    return tuple(sorted(trace.meta.get(CHECKS_KEY) or {}))
+
+
+def calibrator_variant(method: str, checks: tuple[str, ...]) -> str:
+    """The calibrator's method name for answers with these checks: ``searchain+nli``."""
+    return method + "".join(f"+{c}" for c in checks)
 
 
 # The binary evidence an uncalibrated score counts (where the trace has it).
@@ -116,12 +130,21 @@ AGAINST = {
     "answer_in_references": "the answer is not in the passages found",
     "answer_in_cited": "the answer is not in the passages cited",
     "answer_from_confirmed_node": "the answer is not one the search confirmed",
+    "answer_supported": "the model does not find the answer stated in the cited passages",
 }
+
+
+def _evidence(found: dict[str, float]) -> dict[str, float]:
+    """The binary evidence the trace has, a costly check's probability read at 0.5."""
+    held = {k: found[k] for k in EVIDENCE if k in found}
+    if "answer_supported" in found:
+        held["answer_supported"] = float(found["answer_supported"] >= 0.5)
+    return held
 
 
 def lowered_by(found: dict[str, float]) -> list[str]:
     """The signals that speak against the answer, in words."""
-    out = [AGAINST[k] for k in EVIDENCE if found.get(k) == 0.0]
+    out = [AGAINST[k] for k, v in _evidence(found).items() if v == 0.0]
     share = found.get("path_unconfirmed_share", 0.0)
     if share > 0:
         out.append(f"the search could not confirm {share:.0%} of the reasoning steps")
@@ -129,7 +152,7 @@ def lowered_by(found: dict[str, float]) -> list[str]:
 
 
 def uncalibrated_score(found: dict[str, float]) -> float:
-    held = [found[k] for k in EVIDENCE if k in found]
+    held = list(_evidence(found).values())
     return sum(held) / len(held) if held else 0.0
 
 
@@ -156,7 +179,7 @@ def shipped_calibrator(method: str, model: str) -> dict[str, Any] | None:
 
 def apply_calibrator(calibrator: dict[str, Any], found: dict[str, float]) -> float:
     """A logistic calibrator's probability for these signals (missing ones at their mean)."""
-    z = calibrator["bias"]
+    z = float(calibrator["bias"])
     for name, weight, mean, scale in zip(
         calibrator["features"],
         calibrator["weights"],
@@ -180,9 +203,15 @@ def assess(
     method = trace.method.split("-no-")[0] if trace.method.startswith("searchain") else trace.method
     key = model_key(model)
     found = signals(trace)
-    calibrator = calibrator or shipped_calibrator(method, key)
+    checks = checks_of(trace)
+    calibrator = (
+        calibrator
+        or shipped_calibrator(calibrator_variant(method, checks), key)
+        or shipped_calibrator(method, key)
+    )
     if calibrator is not None:
         conf = Confidence(apply_calibrator(calibrator, found), True, found, _provenance(calibrator))
+        conf.note = unused_or_missing(calibrator, found)
     else:
         note = UNCALIBRATED.format(method=method, model=key)
         conf = Confidence(uncalibrated_score(found), False, found, None, note=note)
@@ -192,6 +221,20 @@ def assess(
         conf.threshold = abstain_below
         conf.abstained = conf.value < abstain_below
     return conf
+
+
+def unused_or_missing(calibrator: dict[str, Any], found: dict[str, float]) -> str:
+    """What a calibrator could not weigh, in words: signals it was not fit on (a costly
+    check run for nothing) and signals it needs that the trace lacks (taken at their mean)."""
+    features = set(calibrator["features"])
+    unused = sorted(k for k in found if k in CHECK_SIGNALS and k not in features)
+    missing = sorted(features - set(found))
+    said = []
+    if unused:
+        said.append(f"the calibrator was fit without {', '.join(unused)}: shown, not used")
+    if missing:
+        said.append(f"{', '.join(missing)} not measured: taken at the calibration items' mean")
+    return "; ".join(said)
 
 
 def _provenance(calibrator: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,169 @@
+"""Confidence signals that cost model calls (``--confidence-check``): asked for by name, run
+after the answer with their cost said, mapped by a calibrator fit with them or shown as unused,
+and fit by ``searchain calibrate`` into a calibrator of their own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from searchain.cli import app
+from searchain.scoring import confidence as conf_mod
+from searchain.scoring.confidence import assess, signals
+from searchain.scoring.confidence_checks import (
+    answer_claim,
+    check_names,
+    nli_check,
+    supporting_passages,
+)
+from searchain.types import Citation, Passage, Trace, Usage
+
+QUESTION = "Who portrayed Corliss Archer in Kiss and Tell?"
+CALIBRATOR = {
+    "features": ["answer_in_cited"],
+    "weights": [1.0],
+    "bias": 0.0,
+    "means": [0.5],
+    "scales": [0.5],
+}
+
+
+def _trace(supported: float | None = None, cited: bool = True) -> Trace:
+    passages = [
+        Passage("p1", "Kiss and Tell is a 1945 film starring Shirley Temple.", "Kiss and Tell"),
+        Passage("p2", "Shirley Temple was an American actress.", "Shirley Temple"),
+    ]
+    trace = Trace(QUESTION, "retrieve-read", answer="Shirley Temple", references=passages)
+    if cited:
+        trace.citations = [Citation(mark=1, passage_id="p2")]
+    if supported is not None:
+        trace.meta["confidence_checks"] = {"nli": {"answer_supported": supported}}
+    return trace
+
+
+class RecordingJudge:
+    """Says how likely the claim is supported, and what it was asked (fault-free double of
+    the LLM judge, whose real calls run in the slow test below)."""
+
+    name = "llm"
+
+    def __init__(self, p: float) -> None:
+        self.p, self.asked, self.usage = p, [], Usage()
+
+    def probability(self, premise: str, claim: str) -> float:
+        self.asked.append((premise, claim))
+        return self.p
+
+
+def test_checks_are_named_and_unknown_ones_refused() -> None:
+    assert check_names(None) == () and check_names(["nli", "nli"]) == ("nli",)
+    assert check_names("nli") == ("nli",)
+    with pytest.raises(ValueError, match="no confidence check 'entails'; known: nli"):
+        check_names(["entails"])
+
+
+def test_the_nli_check_asks_about_the_cited_passages_only() -> None:
+    judge = RecordingJudge(0.8)
+    assert nli_check(_trace(), judge) == {"answer_supported": 0.8}
+    ((premise, claim),) = judge.asked
+    assert premise == "Title: Shirley Temple\nShirley Temple was an American actress."
+    assert claim == answer_claim(QUESTION, "Shirley Temple")
+    assert [p.id for p in supporting_passages(_trace(cited=False))] == ["p1", "p2"]
+    empty = _trace()
+    empty.answer = ""
+    assert nli_check(empty, judge) == {"answer_supported": 0.0} and len(judge.asked) == 1
+
+
+def test_the_signal_reaches_the_score_and_says_what_lowered_it() -> None:
+    found = signals(_trace(supported=0.2))
+    assert found["answer_supported"] == 0.2
+    conf = assess(_trace(supported=0.2), "gemma-3-270m")
+    assert not conf.calibrated and conf.value == pytest.approx(3 / 4)  # 3 of 4 pieces hold
+    assert "the model does not find the answer stated in the cited passages" in conf.lowered_by
+
+
+def test_a_calibrator_without_the_signal_says_it_was_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path))
+    conf_mod.shipped_calibrator.cache_clear()
+    mine = tmp_path / "calibrators"
+    mine.mkdir()
+    base = {**CALIBRATOR, "name": "retrieve-read--tiny", "method": "retrieve-read"}
+    (mine / "calibrator-retrieve-read--tiny.json").write_text(json.dumps(base))
+    try:
+        conf = assess(_trace(supported=0.9), "tiny")
+        assert conf.calibrator["name"] == "retrieve-read--tiny"
+        assert conf.note == "the calibrator was fit without answer_supported: shown, not used"
+        variant = {
+            **CALIBRATOR,
+            "features": ["answer_in_cited", "answer_supported"],
+            "weights": [1.0, 2.0],
+            "means": [0.5, 0.5],
+            "scales": [0.5, 0.2],
+            "name": "retrieve-read+nli--tiny",
+        }
+        (mine / "calibrator-retrieve-read+nli--tiny.json").write_text(json.dumps(variant))
+        conf_mod.shipped_calibrator.cache_clear()
+        with_check = assess(_trace(supported=0.9), "tiny")
+        assert with_check.calibrator["name"] == "retrieve-read+nli--tiny" and not with_check.note
+        assert with_check.value > conf.value  # the supporting signal raised it
+        conf_mod.shipped_calibrator.cache_clear()
+    finally:
+        conf_mod.shipped_calibrator.cache_clear()
+
+
+def _run(path: Path, n: int = 30) -> Path:
+    path.mkdir(parents=True)
+    manifest = {"config": {"model": "tiny.gguf", "dataset": "d.jsonl", "llm": "local"}}
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    lines = []
+    for i in range(n):
+        right = i % 3 != 0
+        trace = _trace(supported=0.9 if right else 0.1, cited=right)
+        lines.append(
+            {
+                "id": f"q{i}",
+                "method": "retrieve-read",
+                "status": "ok",
+                "metrics": {"cover_em": float(right)},
+                "trace": trace.to_dict(),
+            }
+        )
+    (path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return path
+
+
+def test_calibrate_fits_a_variant_from_runs_made_with_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path / "cache"))
+    conf_mod.shipped_calibrator.cache_clear()
+    got = CliRunner().invoke(
+        app, ["calibrate", str(_run(tmp_path / "run")), "--method", "retrieve-read"]
+    )
+    assert got.exit_code == 0, got.output
+    path = tmp_path / "cache" / "calibrators" / "calibrator-retrieve-read+nli--tiny.json"
+    fitted = json.loads(path.read_text())
+    assert fitted["method"] == "retrieve-read+nli" and "answer_supported" in fitted["features"]
+    conf_mod.shipped_calibrator.cache_clear()
+
+
+@pytest.mark.slow
+def test_ask_runs_the_check_with_the_real_model_and_says_its_cost() -> None:
+    shown = CliRunner().invoke(
+        app,
+        ["ask", QUESTION, "--method", "retrieve-read", "--confidence-check", "nli", "--json"],
+    )
+    assert shown.exit_code == 0, shown.output
+    trace = json.loads(shown.stdout)
+    supported = trace["meta"]["confidence_checks"]["nli"]["answer_supported"]
+    assert 0.0 <= supported <= 1.0
+    conf = trace["confidence"]
+    assert conf["signals"]["answer_supported"] == supported
+    assert conf["cost"]["llm_calls"] >= 1 and conf["cost"]["seconds"] > 0
+    refused = CliRunner().invoke(app, ["ask", QUESTION, "--confidence-check", "entails"])
+    assert refused.exit_code == 1 and "no confidence check 'entails'" in refused.output
