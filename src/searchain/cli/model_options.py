@@ -54,6 +54,7 @@ ConfidenceCheckOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--confidence-check",
+        metavar="CHECK",
         help="A confidence signal that costs model calls, run after the answer (its cost is "
         "in the confidence): [bold]nli[/] asks the model whether the cited passages state "
         "the answer (two scoring calls). Repeat for several.",
