@@ -230,8 +230,6 @@ def free_port() -> int:
 
 def start_server(gguf: Path, model: str, threads: int, log: Path) -> tuple[Any, str]:
     """``llama_cpp.server`` on 127.0.0.1 with the GGUF, ``threads`` for prompt and generation."""
-    import urllib.request
-
     port = free_port()
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf)]
     command += ["--model_alias", model, "--host", "127.0.0.1", "--port", str(port)]
@@ -243,20 +241,31 @@ def start_server(gguf: Path, model: str, threads: int, log: Path) -> tuple[Any, 
     if model in CHAT_FORMATS:  # a GGUF without a chat template (the server would guess llama-2)
         command += ["--chat_format", CHAT_FORMATS[model]]
     log.parent.mkdir(parents=True, exist_ok=True)
-    server = subprocess.Popen(command, stdout=log.open("ab"), stderr=subprocess.STDOUT)
+    with log.open("ab") as sink:
+        server = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 600
+    try:
+        wait_ready(server, url, log)
+    except BaseException:  # not ready, or the run stopped meanwhile: the server goes too
+        stop(server)
+        raise
+    return server, url
+
+
+def wait_ready(server: Any, url: str, log: Path, limit_s: float = 600) -> None:
+    import urllib.request
+
+    deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
         if server.poll() is not None:
             raise SystemExit(f"llama_cpp.server exited ({server.returncode}); see {log}")
         try:
             with urllib.request.urlopen(f"{url}/models", timeout=5) as r:
                 if r.status == 200:
-                    return server, url
+                    return
         except OSError:
             time.sleep(1)
-    server.terminate()
-    raise SystemExit(f"llama_cpp.server did not answer within 600 s; see {log}")
+    raise SystemExit(f"llama_cpp.server did not answer within {limit_s:.0f} s; see {log}")
 
 
 def relative(path: str | None, corpus: Path) -> str:
@@ -307,11 +316,18 @@ def run_peer(model: str, todo: list[dict], out: Path, threads: int, corpus: Path
         for q in todo:
             worker.stdin.write(json.dumps({"id": q["id"], "question": q["question"]}) + "\n")
         worker.stdin.close()
-        header = json.loads(worker.stdout.readline() or "{}")
-        print(f"LlamaIndex: {json.dumps(header)}", file=sys.stderr)
+        header: dict[str, Any] = {}
         by_id = {q["id"]: q for q in todo}
         for line in worker.stdout:
-            result = json.loads(line)
+            try:
+                result = json.loads(line)
+            except json.JSONDecodeError:  # a library's print: not ours to parse
+                print(line, end="", file=sys.stderr)
+                continue
+            if "versions" in result:
+                header = result
+                print(f"LlamaIndex: {json.dumps(header)}", file=sys.stderr)
+                continue
             q = by_id[result["id"]]
             append(out, q, PEER, model, peer_record(q, result, corpus), result["seconds"])
         if worker.wait() != 0:
