@@ -303,7 +303,9 @@ def run_peer(model: str, todo: list[dict], out: Path, threads: int, corpus: Path
         raise SystemExit(
             f"no LlamaIndex environment at {PEER_VENV}: run `{Path(__file__).name} setup`"
         )
-    server, url = start_server(model_path(model), model, threads, out.parent / "llama-server.log")
+    server, url = start_server(
+        model_path(model), model, threads, CACHE / "real-docs" / f"llama-server-{model}.log"
+    )
     worker = None
     try:
         worker = subprocess.Popen(
