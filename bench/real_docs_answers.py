@@ -1,0 +1,622 @@
+"""Answers over real documentation (issue 39): searchain's retrieve-read and SearChain beside a
+LlamaIndex pipeline with its documented defaults, on the same documents, model, thread count
+and scorer.
+
+The 53 questions are ``bench/data/real_docs_questions.jsonl``; the documents are the four PDFs
+and two HTML sites ``bench/real_docs_recall.py`` fetches (its ``setup``, cached under
+``~/.cache/searchain-bench``). Three arms:
+
+* ``retrieve-read`` and ``searchain``: the library's one assembler
+  (``methods.assembly.Spec``/``assemble``, what ``searchain ask --index`` builds) with the
+  offline model (``--model``, default ``qwen2.5-coder-1.5b``), one llama.cpp thread, BM25
+  over the index ``searchain index`` makes of the corpus folder, each method's own ``k``
+  (5 for retrieve-read, 1 per query for SearChain), no call cache (honest seconds).
+* ``llamaindex``: ``bench/real_docs_llamaindex.py`` run by the peer's own Python (a virtual
+  environment ``setup`` makes with pip; its versions are printed and recorded), talking to
+  the same GGUF behind ``llama_cpp.server`` on 127.0.0.1 (started from searchain's
+  environment, where llama-cpp-python is built: the server is the model host, not the peer),
+  one thread for prompt and generation alike.
+
+Each arm x question is one JSON line in ``results/real-docs/<model>/<arm>.jsonl`` (``--out``):
+resumable, a recorded line is never redone (``--retry-failed`` redoes failed ones), a failing
+call is recorded, not fatal. Scored alike for every arm:
+
+* ``cover_em``: searchain's cover-EM (``scoring.match.cover_em``) of the arm's whole answer
+  (SearChain's and retrieve-read's final content, LlamaIndex's response) against the
+  question's answer string; a two-passage question needs both of its strings.
+* ``cite_file``: a cited source names the file each needed passage is in. searchain: the
+  passages its ``[n]`` marks cite; LlamaIndex (whose default answer has no marks): its
+  response's source nodes (``file_path``). ``cite_page`` (PDF questions): such a citation is
+  on the answer's page or holds the answer (a passage may start on the page before).
+* ``in_hand``: every needed passage was among what the arm retrieved (a passage of the
+  right file holding the answer string, compared without case, markup and whitespace, so
+  pypdf's glued words still count).
+
+    .venv/bin/python bench/real_docs_answers.py setup                 # corpus, index, peer venv
+    .venv/bin/python bench/real_docs_answers.py run [--arms retrieve-read,searchain,llamaindex]
+        [--model qwen2.5-coder-1.5b] [--limit N]                     # resumable
+    .venv/bin/python bench/real_docs_answers.py table [--model qwen2.5-coder-1.5b]
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without installing
+sys.path.insert(0, str(ROOT / "bench"))
+
+from real_docs_recall import CACHE, QUESTIONS, needs, norm, source_type  # noqa: E402
+from real_docs_recall import setup as fetch_corpus  # noqa: E402
+
+from searchain.eval.bootstrap import bootstrap_ci  # noqa: E402
+from searchain.eval.compare import paired_difference  # noqa: E402
+from searchain.scoring.match import cover_em  # noqa: E402
+
+ARMS = ("retrieve-read", "searchain", "llamaindex")
+PEER = "llamaindex"
+RESULTS = ROOT / "results" / "real-docs"
+INDEX = CACHE / "real-docs" / "answers-bm25"
+PEER_VENV = CACHE / "llamaindex-venv"
+PEER_PACKAGES = (
+    "llama-index-core",
+    "llama-index-llms-openai-like",
+    "llama-index-retrievers-bm25",
+    "llama-index-readers-file",
+)
+WORKER = ROOT / "bench" / "real_docs_llamaindex.py"
+CHAT_FORMATS = {"gemma-3-270m": "gemma"}
+SERVER_CTX = 16384  # the served context, and what LlamaIndex is told the model's window is
+CATEGORIES = (
+    "right, cites the right file",
+    "right, cites no right file",
+    "failed",
+    "plan not parsed",
+    "a node had the answer, the final answer lost it",
+    "retrieval missed the answer passage",
+    "answer passage in hand, answer wrong",
+)
+
+
+# -- questions and scoring ------------------------------------------------------------------
+
+
+def load_questions(limit: int | None = None) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
+    return rows[:limit] if limit else rows
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def squash(text: str) -> str:
+    """Text compared without markup, entities, case and whitespace."""
+    return re.sub(r"\s+", "", norm(html.unescape(re.sub(r"<[^>]+>", "", text))))
+
+
+def holds(text: str, answer: str) -> bool:
+    return squash(answer) in squash(text)
+
+
+def view(file: str, page: int | None, text: str) -> dict[str, Any]:
+    """A retrieved or cited passage as every arm is scored on it."""
+    return {"file": file, "page": page, "text": text}
+
+
+def score(q: dict[str, Any], text: str, retrieved: list[dict], cited: list[dict]) -> dict[str, Any]:
+    """The answer's cover-EM, its citations' file and page, whether the evidence was in hand."""
+    answers = as_list(q["answer"])
+    pages = [s.get("page") for s in as_list(q["source"])]
+    wanted = [(path, a, page) for (path, _), a, page in zip(needs(q), answers, pages, strict=True)]
+    parts = [cover_em(text, a) for a in answers]
+
+    def named(c: dict, path: str) -> bool:
+        return c["file"] == path
+
+    def on_page(c: dict, path: str, answer: str, page: int | None) -> bool:
+        return named(c, path) and (c["page"] == page or holds(c["text"], answer))
+
+    return {
+        "cover_em": float(all(parts)),
+        "cover_em_parts": parts,
+        "cite_file": float(all(any(named(c, p) for c in cited) for p, _, _ in wanted)),
+        "cite_page": (
+            float(all(any(on_page(c, p, a, pg) for c in cited) for p, a, pg in wanted))
+            if source_type(q) == "PDF"
+            else None
+        ),
+        "in_hand": all(
+            any(named(r, p) and holds(r["text"], a) for r in retrieved) for p, a, _ in wanted
+        ),
+    }
+
+
+# -- searchain's arms -----------------------------------------------------------------------
+
+
+def passage_view(p: Any) -> dict[str, Any]:
+    src = p.source or {}
+    return view(str(src.get("path") or p.id.rsplit("#", 1)[0]), src.get("page"), p.text)
+
+
+def trace_record(q: dict[str, Any], trace: Any) -> dict[str, Any]:
+    from searchain.scoring.item import trace_text
+
+    seen: dict[str, Any] = {}
+    for p in [*trace.references, *(p for n in trace.nodes for p in n.passages)]:
+        seen.setdefault(p.id, p)
+    retrieved = [passage_view(p) for p in seen.values()]
+    cited = [passage_view(p) for p in trace.cited().values()]
+    text = trace_text(trace)
+    nodes = [n for n in trace.nodes if n.source != "question"]
+    said = " ".join(str(x) for n in nodes for x in (n.answer, n.meta.get("llm_answer")) if x)
+    return {
+        "answer": text,
+        "short_answer": trace.answer,
+        "cover_em_short": float(all(cover_em(trace.answer, a) for a in as_list(q["answer"]))),
+        **score(q, text, retrieved, cited),
+        "nodes": len(nodes),
+        # SearChain's reasoning nodes (retrieve-read's one node is its final answer)
+        "node_had_answer": trace.method.startswith("searchain")
+        and bool(said)
+        and all(cover_em(said, a) for a in as_list(q["answer"])),
+        "cited": [{"file": c["file"], "page": c["page"]} for c in cited],
+        "retrieved": [{"file": r["file"], "page": r["page"]} for r in retrieved],
+        "llm_calls": trace.usage.llm_calls,
+        "prompt_tokens": trace.usage.prompt_tokens,
+        "completion_tokens": trace.usage.completion_tokens,
+        "errors": list(trace.errors),
+    }
+
+
+def run_searchain(arm: str, model: str, todo: list[dict], out: Path, threads: int) -> dict:
+    """Answer ``todo`` with searchain's method ``arm``; returns its settings."""
+    import dataclasses
+
+    from searchain.methods.assembly import Spec, assemble
+
+    spec = Spec(method=arm, model=model, index=str(INDEX), threads=threads, cache=False)
+    runner = assemble(spec)
+    settings = {"spec": spec.to_dict(), "method": dataclasses.asdict(runner.method.config)}
+    for q in todo:
+        t0 = time.perf_counter()
+        try:
+            trace = runner(q["question"])
+            record = {"status": "ok", **trace_record(q, trace)}
+        except Exception as e:  # recorded per item, not fatal
+            record = {"status": "failed", "error": f"{type(e).__name__}: {e}"}
+        append(out, q, arm, model, record, time.perf_counter() - t0)
+    return settings
+
+
+# -- the LlamaIndex arm ---------------------------------------------------------------------
+
+
+def peer_python() -> Path:
+    return PEER_VENV / "bin" / "python"
+
+
+def peer_versions() -> dict[str, str]:
+    done = subprocess.run(
+        [str(peer_python()), str(WORKER), "--versions"], capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout)["versions"]
+
+
+def peer_command(corpus: Path, url: str, model: str) -> list[str]:
+    command = [str(peer_python()), str(WORKER), "--corpus", str(corpus), "--base-url", url]
+    return [*command, "--model", model, "--context-window", str(SERVER_CTX)]
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(gguf: Path, model: str, threads: int, log: Path) -> tuple[Any, str]:
+    """``llama_cpp.server`` on 127.0.0.1 with the GGUF, ``threads`` for prompt and generation."""
+    port = free_port()
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf)]
+    command += ["--model_alias", model, "--host", "127.0.0.1", "--port", str(port)]
+    command += ["--n_ctx", str(SERVER_CTX), "--n_threads", str(threads)]
+    command += ["--n_threads_batch", str(threads)]
+    # The server's default keeps the logits of every prompt position (n_ctx x vocabulary
+    # floats: 10 GB for Qwen at this context) and computes them all; nothing here reads them.
+    command += ["--logits_all", "false"]
+    if model in CHAT_FORMATS:  # a GGUF without a chat template (the server would guess llama-2)
+        command += ["--chat_format", CHAT_FORMATS[model]]
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as sink:
+        server = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        wait_ready(server, url, log)
+    except BaseException:  # not ready, or the run stopped meanwhile: the server goes too
+        stop(server)
+        raise
+    return server, url
+
+
+def wait_ready(server: Any, url: str, log: Path, limit_s: float = 600) -> None:
+    import urllib.request
+
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"llama_cpp.server exited ({server.returncode}); see {log}")
+        try:
+            with urllib.request.urlopen(f"{url}/models", timeout=5) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(1)
+    raise SystemExit(f"llama_cpp.server did not answer within {limit_s:.0f} s; see {log}")
+
+
+def relative(path: str | None, corpus: Path) -> str:
+    try:
+        return str(Path(path or "").resolve().relative_to(corpus.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def peer_record(q: dict[str, Any], result: dict[str, Any], corpus: Path) -> dict[str, Any]:
+    if "error" in result:
+        return {"status": "failed", "error": result["error"]}
+    sources = [
+        view(relative(s["file_path"], corpus), s.get("page"), s["text"]) for s in result["sources"]
+    ]
+    return {
+        "status": "ok",
+        "answer": result["answer"],
+        **score(q, result["answer"], sources, sources),
+        "cited": [
+            {"file": v["file"], "page": v["page"], "page_label": s.get("page_label")}
+            for v, s in zip(sources, result["sources"], strict=True)
+        ],
+        "llm_calls": result.get("llm_calls"),
+        "prompt_tokens": result.get("prompt_tokens"),
+        "completion_tokens": result.get("completion_tokens"),
+    }
+
+
+def run_peer(model: str, todo: list[dict], out: Path, threads: int, corpus: Path) -> dict:
+    """Answer ``todo`` with the LlamaIndex pipeline; returns its header (versions, sizes)."""
+    from searchain.llm.models import model_path
+
+    if not peer_python().exists():
+        raise SystemExit(
+            f"no LlamaIndex environment at {PEER_VENV}: run `{Path(__file__).name} setup`"
+        )
+    server, url = start_server(
+        model_path(model), model, threads, CACHE / "real-docs" / f"llama-server-{model}.log"
+    )
+    worker = None
+    try:
+        worker = subprocess.Popen(
+            peer_command(corpus, url, model),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert worker.stdin is not None and worker.stdout is not None
+        for q in todo:
+            worker.stdin.write(json.dumps({"id": q["id"], "question": q["question"]}) + "\n")
+        worker.stdin.close()
+        header: dict[str, Any] = {}
+        by_id = {q["id"]: q for q in todo}
+        for line in worker.stdout:
+            try:
+                result = json.loads(line)
+            except json.JSONDecodeError:  # a library's print: not ours to parse
+                print(line, end="", file=sys.stderr)
+                continue
+            if "versions" in result:
+                header = result
+                print(f"LlamaIndex: {json.dumps(header)}", file=sys.stderr)
+                continue
+            q = by_id[result["id"]]
+            append(out, q, PEER, model, peer_record(q, result, corpus), result["seconds"])
+        if worker.wait() != 0:
+            print(f"the LlamaIndex worker exited with {worker.returncode}", file=sys.stderr)
+        return header
+    finally:
+        stop(worker)
+        stop(server)
+
+
+def stop(process: Any) -> None:
+    """End a process this bench started (the server finishes its request on SIGTERM: not
+    waited for beyond a few seconds)."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+# -- records --------------------------------------------------------------------------------
+
+
+def append(out: Path, q: dict, arm: str, model: str, record: dict, seconds: float) -> None:
+    row = {"id": q["id"], "arm": arm, "model": model, "kind": q["kind"], "type": source_type(q)}
+    row |= record | {"seconds": round(seconds, 2)}
+    with out.open("a") as f:
+        f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    mark = "ok" if row["status"] == "ok" else "FAILED"
+    print(
+        f"{arm} {q['id']}: {mark} cover-EM {row.get('cover_em')} {seconds:.1f} s", file=sys.stderr
+    )
+
+
+def load_records(path: Path) -> dict[str, dict]:
+    """``{question id: record}``, the latest line per id (a cut last line is skipped)."""
+    out: dict[str, dict] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            out[row["id"]] = row
+    return out
+
+
+def write_manifest(folder: Path, update: dict[str, Any]) -> None:
+    path = folder / "manifest.json"
+    manifest = json.loads(path.read_text()) if path.exists() else {}
+    manifest.update(update)
+    path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+
+
+def git_commit() -> str:
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True)
+    return done.stdout.decode().strip() or "unknown"
+
+
+# -- commands -------------------------------------------------------------------------------
+
+
+def cmd_setup(args: argparse.Namespace) -> None:
+    from searchain.api import index_folder_report
+    from searchain.llm.models import model_path
+
+    corpus = fetch_corpus()
+    _, report = index_folder_report(corpus, INDEX)
+    print(f"index: {INDEX} ({report.passages:,} passages; read {len(report.read)} files)")
+    print(f"model: {model_path(args.model)}")
+    if not peer_python().exists():
+        subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
+    probe = [str(peer_python()), "-c", "import llama_index.retrievers.bm25"]
+    if args.upgrade or subprocess.run(probe, capture_output=True).returncode:
+        pip = [str(peer_python()), "-m", "pip", "install", "--quiet", "--upgrade"]
+        subprocess.run([*pip, *PEER_PACKAGES], check=True)
+    print(f"LlamaIndex environment: {PEER_VENV}")
+    for name, version in peer_versions().items():
+        print(f"  {name} {version}")
+    # Read and split the corpus once (the tokenizer and sentence data are loaded here, not in
+    # a timed run); no question is asked, so no model is needed.
+    command = peer_command(corpus, "http://127.0.0.1:9/v1", args.model)
+    done = subprocess.run(command, input="", capture_output=True, text=True, check=True)
+    header = json.loads(done.stdout.splitlines()[0])
+    print(f"  read {header['documents']} documents into {header['nodes']} nodes", end=" ")
+    print(f"in {header['build_seconds']:.0f} s")
+
+
+def cmd_run(args: argparse.Namespace) -> None:
+    from searchain.llm.models import model_path
+
+    # A plain kill ends the run through its ``finally`` blocks: the model server goes too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    os.environ["SEARCHAIN_THREADS"] = str(args.threads)
+    questions = load_questions(args.limit)
+    folder = args.out / args.model
+    folder.mkdir(parents=True, exist_ok=True)
+    corpus = fetch_corpus()
+    if not (INDEX / "documents.json").exists() and any(a != PEER for a in args.arms):
+        raise SystemExit(f"no index at {INDEX}: run `{Path(__file__).name} setup`")
+    for arm in args.arms:
+        out = folder / f"{arm}.jsonl"
+        done = load_records(out)
+        todo = [
+            q
+            for q in questions
+            if q["id"] not in done or (args.retry_failed and done[q["id"]]["status"] != "ok")
+        ]
+        print(f"{arm}: {len(todo)} of {len(questions)} questions to answer", file=sys.stderr)
+        if not todo:
+            continue
+        config = {"threads": args.threads, "gguf": str(model_path(args.model))}
+        if arm == PEER:
+            header = run_peer(args.model, todo, out, args.threads, corpus)
+            config |= {"corpus": str(corpus), "server_n_ctx": SERVER_CTX, "peer": header}
+        else:
+            config |= {"index": str(INDEX)}
+            config |= run_searchain(arm, args.model, todo, out, args.threads)
+        write_manifest(folder, {arm: config | {"searchain_commit": git_commit()}})
+
+
+# -- the table ------------------------------------------------------------------------------
+
+
+def category(r: dict[str, Any]) -> str:
+    """Where an item stands: right (citing the right file or not), or where it went wrong."""
+    if r["status"] != "ok":
+        return "failed"
+    if r["cover_em"]:
+        return CATEGORIES[0] if r["cite_file"] else CATEGORIES[1]
+    if r["arm"] == "searchain" and not r.get("nodes"):
+        return "plan not parsed"
+    if r.get("node_had_answer"):
+        return "a node had the answer, the final answer lost it"
+    if not r["in_hand"]:
+        return "retrieval missed the answer passage"
+    return "answer passage in hand, answer wrong"
+
+
+def value(r: dict[str, Any], key: str) -> float:
+    """A record's score; a failed item counts 0 (as in ``searchain report``)."""
+    return float(r.get(key) or 0.0) if r["status"] == "ok" else 0.0
+
+
+def pct(values: list[float]) -> str:
+    if not values:
+        return "–"
+    mean, lo, hi = bootstrap_ci(values)
+    return f"{100 * mean:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def mean_of(rows: list[dict], key: str) -> str:
+    known = [r[key] for r in rows if r["status"] == "ok" and r.get(key) is not None]
+    return f"{statistics.mean(known):,.0f}" if known else "–"
+
+
+def seconds_ratio(rows: dict[str, dict], peer: dict[str, dict]) -> str:
+    """Median seconds per question over the median of LlamaIndex's, on the items both have."""
+    shared = sorted(set(rows) & set(peer))
+    if not shared:
+        return "–"
+    mine = statistics.median(rows[i]["seconds"] for i in shared)
+    theirs = statistics.median(peer[i]["seconds"] for i in shared)
+    return f"{mine / theirs:.2f}x" if theirs else "–"
+
+
+def summary_rows(records: dict[str, dict[str, dict]]) -> list[str]:
+    head = "| arm | items | cover-EM % (95 % CI) | cites the right file % | right page, PDF % "
+    head += "| s/question (median) | s vs LlamaIndex | prompt tokens | completion tokens "
+    head += "| LLM calls | failed |"
+    lines = [head, "|---|" + "---:|" * 10]
+    for arm, rows in records.items():
+        rs = list(rows.values())
+        pdf = [r for r in rs if r["type"] == "PDF"]
+        cells = [
+            arm,
+            str(len(rs)),
+            pct([value(r, "cover_em") for r in rs]),
+            pct([value(r, "cite_file") for r in rs]),
+            pct([value(r, "cite_page") for r in pdf]),
+            f"{statistics.median(r['seconds'] for r in rs):.1f}",
+            seconds_ratio(rows, records.get(PEER, {})),
+            mean_of(rs, "prompt_tokens"),
+            mean_of(rs, "completion_tokens"),
+            mean_of(rs, "llm_calls"),
+            str(sum(r["status"] != "ok" for r in rs)),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def paired_rows(records: dict[str, dict[str, dict]]) -> list[str]:
+    lines = ["| arm − LlamaIndex | items | cover-EM Δ (95 % CI) | wins / losses | cites-file Δ |"]
+    lines.append("|---|---:|---:|---:|---:|")
+    for arm in (a for a in records if a != PEER):
+        cells = [arm]
+        for key in ("cover_em", "cite_file"):
+            scores = {a: {i: value(r, key) for i, r in records[a].items()} for a in (arm, PEER)}
+            d = paired_difference(scores, arm, PEER, key)
+            if d is None:
+                cells += ["0", "–", "–"] if key == "cover_em" else ["–"]
+            elif key == "cover_em":
+                cells += [
+                    str(d.items),
+                    f"{d}{' *' if d.significant else ''}",
+                    f"{d.wins} / {d.losses}",
+                ]
+            else:
+                cells.append(f"{d}{' *' if d.significant else ''}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def group_rows(records: dict[str, dict[str, dict]]) -> list[str]:
+    groups = ("PDF", "HTML", "one-passage", "two-passages")
+    lines = ["| arm | cover-EM: " + " | ".join(groups) + " |", "|---|" + "---:|" * len(groups)]
+    for arm, rows in records.items():
+        cells = [arm]
+        for g in groups:
+            rs = [r for r in rows.values() if g in (r["type"], r["kind"])]
+            cells.append(f"{sum(value(r, 'cover_em') for r in rs):.0f}/{len(rs)}" if rs else "–")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def taxonomy_rows(records: dict[str, dict[str, dict]]) -> list[str]:
+    lines = ["| arm | " + " | ".join(CATEGORIES) + " |", "|---|" + "---:|" * len(CATEGORIES)]
+    for arm, rows in records.items():
+        counts = [sum(category(r) == c for r in rows.values()) for c in CATEGORIES]
+        lines.append(f"| {arm} | " + " | ".join(map(str, counts)) + " |")
+    return lines
+
+
+def markdown(records: dict[str, dict[str, dict]], manifest: dict[str, Any], model: str) -> str:
+    parts = [f"Answers over real documentation, {model}, one thread", ""]
+    parts += summary_rows(records)
+    if PEER in records and len(records) > 1:
+        parts += ["", "Paired on the items both answered (* the 95 % interval excludes 0):", ""]
+        parts += paired_rows(records)
+    parts += ["", *group_rows(records), "", "Where each item stands:", "", *taxonomy_rows(records)]
+    peer = (manifest.get(PEER) or {}).get("peer") or {}
+    if peer.get("versions"):
+        versions = ", ".join(f"{k} {v}" for k, v in peer["versions"].items())
+        parts += ["", f"LlamaIndex environment: {versions}; {peer.get('nodes')} nodes."]
+    return "\n".join(parts)
+
+
+def cmd_table(args: argparse.Namespace) -> None:
+    folder = args.out / args.model
+    wanted = {q["id"] for q in load_questions(args.limit)}
+    records: dict[str, dict[str, dict]] = {}
+    for arm in args.arms:
+        rows = {i: r for i, r in load_records(folder / f"{arm}.jsonl").items() if i in wanted}
+        if rows:
+            records[arm] = rows
+    if not records:
+        raise SystemExit(f"no records under {folder}")
+    path = folder / "manifest.json"
+    manifest = json.loads(path.read_text()) if path.exists() else {}
+    print(markdown(records, manifest, args.model))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    for name in ("setup", "run", "table"):
+        p = sub.add_parser(name)
+        p.add_argument("--model", default="qwen2.5-coder-1.5b", help="an offline model's name")
+        if name == "setup":
+            p.add_argument("--upgrade", action="store_true", help="upgrade the peer's packages")
+            continue
+        p.add_argument("--arms", default=",".join(ARMS), help="comma-separated: " + ", ".join(ARMS))
+        p.add_argument("--limit", type=int, help="the first N questions only")
+        p.add_argument("--out", type=Path, default=RESULTS, help="records go to OUT/<model>/")
+        if name == "run":
+            p.add_argument("--threads", type=int, default=1, help="llama.cpp threads, every arm")
+            p.add_argument("--retry-failed", action="store_true", help="redo failed items")
+    args = ap.parse_args()
+    if args.command != "setup":
+        args.arms = [a for a in args.arms.split(",") if a]
+        if unknown := set(args.arms) - set(ARMS):
+            ap.error(f"unknown arm(s): {', '.join(sorted(unknown))}")
+    {"setup": cmd_setup, "run": cmd_run, "table": cmd_table}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+"""The scoring rules of ``bench/real_docs_answers.py`` (issue 39): which citation names the
+right file and page, when a two-passage question counts as answered, when the answer's
+passage was in hand, and where a miss is put. No model, no documents."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def bench():
+    spec = importlib.util.spec_from_file_location(
+        "real_docs_answers", ROOT / "bench" / "real_docs_answers.py"
+    )
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+B = bench()
+PDF_Q = {
+    "id": "mg-name-length",
+    "answer": "keep its length within 30 characters",
+    "source": {"package": "maint-guide", "file": "maint-guide.en.pdf", "page": 17},
+    "kind": "one-passage",
+}
+TWO_Q = {
+    "id": "two-pin",
+    "answer": ["except if its priority is higher than 1000", "the default Pin-Priority value is 1"],
+    "source": [
+        {"package": "debian-handbook", "file": "sect.apt-get.html", "section": "6.2"},
+        {"package": "debian-reference-en", "file": "ch02.en.html", "section": "2.5"},
+    ],
+    "kind": "two-passages",
+}
+GUIDE = "maint-guide/maint-guide.en.pdf"
+
+
+def test_a_citation_names_the_file_and_the_page_or_the_passage_holding_the_answer() -> None:
+    answer = "Keep its length within 30 characters [1]."
+    on_page = B.view(GUIDE, 17, "Package names ...")
+    before_page = B.view(
+        GUIDE, 16, "... it is a good idea to keep its length within 30 characters."
+    )
+    elsewhere = B.view(GUIDE, 40, "Something else entirely.")
+    other_file = B.view(
+        "debmake-doc/debmake-doc.en.pdf", 17, "keep its length within 30 characters"
+    )
+
+    s = B.score(PDF_Q, answer, [on_page], [on_page])
+    assert (s["cover_em"], s["cite_file"], s["cite_page"]) == (1.0, 1.0, 1.0)
+    assert B.score(PDF_Q, answer, [], [before_page])["cite_page"] == 1.0
+    assert B.score(PDF_Q, answer, [], [elsewhere])["cite_page"] == 0.0
+    s = B.score(PDF_Q, answer, [], [other_file])
+    assert (s["cite_file"], s["cite_page"]) == (0.0, 0.0)
+    assert B.score(PDF_Q, "Thirty characters.", [], [])["cover_em"] == 0.0
+
+
+def test_a_two_passage_question_needs_both_answers_and_both_files() -> None:
+    first = B.view(
+        "debian-handbook/sect.apt-get.html", None, "except if its priority is higher than 1000"
+    )
+    second = B.view("debian-reference-en/ch02.en.html", None, "the default Pin-Priority value is 1")
+    both = "Only except if its priority is higher than 1000; the default Pin-Priority value is 1."
+    s = B.score(TWO_Q, both, [first, second], [first, second])
+    assert (s["cover_em"], s["cite_file"], s["in_hand"], s["cite_page"]) == (1.0, 1.0, True, None)
+    s = B.score(TWO_Q, "Except if its priority is higher than 1000.", [first], [first])
+    assert s["cover_em_parts"] == [1.0, 0.0]
+    assert (s["cover_em"], s["cite_file"], s["in_hand"]) == (0.0, 0.0, False)
+
+
+def test_the_answer_passage_is_in_hand_through_markup_and_glued_words() -> None:
+    raw_html = B.view(GUIDE, 17, "<p>keep its <em>length</em> within 30&#160;characters</p>")
+    glued = B.view(GUIDE, 17, "Itisagoodideatokeepitslengthwithin30characters.")
+    wrong_file = B.view("debian-faq/debian-faq.en.pdf", 3, "keep its length within 30 characters")
+    assert B.score(PDF_Q, "", [raw_html], [])["in_hand"]
+    assert B.score(PDF_Q, "", [glued], [])["in_hand"]
+    assert not B.score(PDF_Q, "", [wrong_file], [])["in_hand"]
+
+
+def test_where_each_item_stands() -> None:
+    ok = {"status": "ok", "arm": "searchain", "nodes": 2, "node_had_answer": False}
+    assert B.category({"status": "failed", "arm": "searchain"}) == "failed"
+    assert B.category(ok | {"cover_em": 1.0, "cite_file": 1.0}) == B.CATEGORIES[0]
+    assert B.category(ok | {"cover_em": 1.0, "cite_file": 0.0}) == B.CATEGORIES[1]
+    assert B.category(ok | {"cover_em": 0.0, "nodes": 0, "in_hand": True}) == "plan not parsed"
+    lost = ok | {"cover_em": 0.0, "node_had_answer": True, "in_hand": True}
+    assert B.category(lost) == "a node had the answer, the final answer lost it"
+    missed = ok | {"cover_em": 0.0, "in_hand": False}
+    assert B.category(missed) == "retrieval missed the answer passage"
+    peer = {"status": "ok", "arm": "llamaindex", "cover_em": 0.0, "in_hand": True}
+    assert B.category(peer) == "answer passage in hand, answer wrong"
