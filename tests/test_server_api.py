@@ -90,6 +90,17 @@ def test_ask_retrieve_read_returns_a_real_trace(url: str) -> None:
     assert trace.to_dict() == body  # nothing lost or added on the way
 
 
+def test_ask_runs_a_costly_confidence_check_when_asked(url: str) -> None:
+    payload = {"question": QUESTION, "method": "retrieve-read", "confidence_checks": ["nli"]}
+    res = httpx.post(f"{url}/v1/ask", json=payload, timeout=180)
+    assert res.status_code == 200, res.text
+    trace = Trace.from_dict(res.json())
+    supported = trace.meta["confidence_checks"]["nli"]["answer_supported"]
+    assert trace.confidence is not None and 0.0 <= supported <= 1.0
+    assert trace.confidence.signals["answer_supported"] == supported
+    assert trace.confidence.cost["llm_calls"] >= 1  # the judge's calls, said
+
+
 @pytest.mark.slow
 def test_stream_reports_progress_then_the_trace(url: str) -> None:
     payload = {"question": QUESTION, "method": "searchain", "options": FAST_SEARCHAIN}
@@ -229,6 +240,7 @@ LONG = "x" * 2001
         ({"json": {"question": "q", "options": {"x": [1]}}}, 422, "options.x"),
         ({"json": {"question": "q", "options": {"bogus": 1}}}, 422, "bogus"),
         ({"json": {"question": "東京 " * 600}}, 422, "tokens long"),
+        ({"json": {"question": "q", "confidence_checks": ["entails"]}}, 422, "confidence_checks"),
     ],
 )
 def test_limits_and_validation(url: str, kwargs: dict[str, Any], status: int, error: str) -> None:

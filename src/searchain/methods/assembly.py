@@ -177,8 +177,7 @@ class Runner:
 
         # LLM-URL's reports (its URLs, their fates) and their usage go into the trace.
         trace = with_retrieval_reports(traced(self.method, self.llm))(question)
-        if self.spec.confidence_checks:
-            self._check(trace)
+        trace = confidence_checked(trace, self.spec.confidence_checks, self.llm)
         if self.threshold is not None and trace.confidence is not None:
             trace.confidence.threshold = self.threshold
             trace.confidence.abstained = trace.confidence.value < self.threshold
@@ -188,14 +187,19 @@ class Runner:
                 )
         return trace
 
-    def _check(self, trace: Trace) -> None:
-        """The costly confidence checks asked for, then the confidence again with them."""
-        from searchain.scoring.confidence import assess
-        from searchain.scoring.confidence_checks import run_checks
 
-        cost = run_checks(trace, self.spec.confidence_checks, self.llm)
-        trace.confidence = assess(trace, getattr(self.llm, "model", None))
-        trace.confidence.cost = cost
+def confidence_checked(trace: Trace, checks: tuple[str, ...], llm: LLM) -> Trace:
+    """The costly confidence checks asked for (none: the trace as it is), then the
+    confidence again with their signals and their cost."""
+    if not checks:
+        return trace
+    from searchain.scoring.confidence import assess
+    from searchain.scoring.confidence_checks import run_checks
+
+    cost = run_checks(trace, checks, llm)
+    trace.confidence = assess(trace, getattr(llm, "model", None))
+    trace.confidence.cost = cost
+    return trace
 
 
 def assemble(

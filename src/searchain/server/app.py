@@ -162,7 +162,12 @@ def _add_ask_routes(app: FastAPI, engine: Engine, s: Settings, auth: list[Any]) 
         """Answer a question; the full trace (reasoning nodes, references, citations)."""
         method = await prepare(req)
         try:
-            trace = await engine.answer(method, req.question, s.timeout)  # type: ignore[attr-defined]
+            trace = await engine.answer(
+                method,
+                req.question,  # type: ignore[attr-defined]
+                s.timeout,
+                checks=tuple(req.confidence_checks),  # type: ignore[attr-defined]
+            )
         except Exception as e:
             raise answer_error(e, s.timeout) from None
         return public(trace.to_dict())
@@ -184,7 +189,8 @@ def _add_ask_routes(app: FastAPI, engine: Engine, s: Settings, auth: list[Any]) 
         ``searchain.events``), then ``event: trace`` with the trace, or ``event: error``
         with ``{"error", "status"}``."""
         method = await prepare(req)
-        return EventStream(_stream(engine, method, req.question, s))  # type: ignore[attr-defined]
+        checks = tuple(req.confidence_checks)  # type: ignore[attr-defined]
+        return EventStream(_stream(engine, method, req.question, s, checks))  # type: ignore[attr-defined]
 
 
 def _add_lookup_routes(app: FastAPI, engine: Engine, s: Settings, auth: list[Any]) -> None:
@@ -290,14 +296,16 @@ def _add_health_and_viewer(app: FastAPI, engine: Engine, s: Settings) -> None:
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
 
-async def _stream(engine: Engine, method: Any, question: str, s: Settings) -> AsyncIterator[str]:
+async def _stream(
+    engine: Engine, method: Any, question: str, s: Settings, checks: tuple[str, ...] = ()
+) -> AsyncIterator[str]:
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
     def on_event(event: dict[str, Any]) -> None:  # called from the worker thread
         loop.call_soon_threadsafe(queue.put_nowait, event)
 
-    task = asyncio.ensure_future(engine.answer(method, question, s.timeout, on_event))
+    task = asyncio.ensure_future(engine.answer(method, question, s.timeout, on_event, checks))
     try:
         while not task.done() or not queue.empty():
             getter = asyncio.ensure_future(queue.get())

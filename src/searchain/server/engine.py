@@ -29,7 +29,7 @@ from searchain.events import listening
 from searchain.llm import LLM, LLMError
 from searchain.llm.base import GenerationParams, Message, find_tokenizer
 from searchain.methods import registry
-from searchain.methods.assembly import Spec, assemble
+from searchain.methods.assembly import Spec, assemble, confidence_checked
 from searchain.methods.base import Method, traced
 from searchain.net.deadline import _CANCEL, Cancelled, cancel_scope  # noqa: F401 - _CANCEL: tests
 from searchain.net.deadline import check_cancelled as _check_cancelled
@@ -229,6 +229,7 @@ class Engine:
         question: str,
         timeout: float,
         on_event: Callable[[dict[str, Any]], None] | None = None,
+        checks: tuple[str, ...] = (),
     ) -> Trace:
         """Run ``method`` in a worker thread; the caller has :meth:`acquire`\\ d a slot, which is
         released when the work ends (not when this returns). Raises ``TimeoutError``."""
@@ -236,7 +237,10 @@ class Engine:
 
         # LLM-URL's reports (the URLs, their fates) and its URL generation's usage go into
         # the trace, as on the command line.
-        run = with_retrieval_reports(traced(method, self.llm))
+        answer = with_retrieval_reports(traced(method, self.llm))
+
+        def run(q: str) -> Trace:  # then the costly confidence checks the client asked for
+            return confidence_checked(answer(q), checks, self.llm)
 
         def work() -> Trace:
             with cancel_scope(cancel):  # this thread's own context (copied below)

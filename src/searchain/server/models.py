@@ -16,6 +16,10 @@ from pydantic import (
 
 from searchain.methods.registry import canonical_methods, method_settings
 from searchain.methods.settings import Setting, merged
+from searchain.scoring.confidence_checks import CHECKS
+
+CHECK_NAMES = tuple(CHECKS)
+
 
 # Names a request may not use: what the engine is opened with (a model, an index, an
 # endpoint), plus every method setting declared ``remote=False`` (files, models: the
@@ -143,6 +147,16 @@ def ask_model(methods: tuple[str, ...], default: str, max_chars: int) -> type[As
         question=(str, Field(min_length=1, max_length=max_chars, description="The question.")),
         method=(Literal[methods], Field(default, description="See GET /v1/methods.")),  # type: ignore[valid-type]
         options=(options, Field(default_factory=options)),
+        confidence_checks=(
+            list[Literal[CHECK_NAMES]],  # type: ignore[valid-type]
+            Field(
+                default_factory=list,
+                max_length=len(CHECK_NAMES),
+                description="Confidence signals that cost model calls, run after the "
+                "answer (their cost is in confidence.cost): nli asks the model whether the "
+                "cited passages state the answer.",
+            ),
+        ),
     )
 
 
