@@ -68,7 +68,7 @@ def test_running_headers_page_numbers_and_contents_are_dropped_and_said() -> Non
     pages = [
         page("Guide", "Chapter 1 Setup", "Install it with the script.", "1"),
         page("Guide", "1.1 Prepare . . . . . . 3", "Body text two.", "2"),
-        page("Guide", "Body text three.", "More text.", "- iii -"),
+        page("Guide", "Body text three.", "abs . . . . . . 25, 26, 69", "More text.", "- iii -"),
         page("Guide", "Body text four.", "4"),
     ]
     kept, dropped = pdf_text.clean_pages(pages, ["Chapter 1 Setup"], {1: ["Chapter 1 Setup"]})
@@ -77,6 +77,7 @@ def test_running_headers_page_numbers_and_contents_are_dropped_and_said() -> Non
     why = {(n, line): w for n, w, line in dropped}
     assert why[(1, "Guide")] == pdf_text.HEADER and why[(3, "- iii -")] == pdf_text.PAGE_NUMBER
     assert why[(2, "1.1 Prepare . . . . . . 3")] == pdf_text.CONTENTS
+    assert why[(3, "abs . . . . . . 25, 26, 69")] == pdf_text.CONTENTS  # a book's index
 
 
 def test_a_title_heads_only_its_own_page() -> None:

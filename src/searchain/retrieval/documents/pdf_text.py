@@ -11,7 +11,8 @@ many pages (``bench/documents_fidelity.py``; docs/benchmarks.md). Its text then 
   ``CHAPTER 8. MORE EXAMPLES 8.11. MULTIARCH``) but for the title of a section that starts
   on that page;
 * page numbers (``12``, ``xii``, ``Page 3 of 10``) at the top or bottom of a page;
-* table-of-contents lines: dot leaders ending in a page number (``1.2 Setup . . . . 5``);
+* table-of-contents and index lines: dot leaders ending in a page number or a list of them
+  (``1.2 Setup . . . . 5``, ``abs . . . . 25, 26, 69``);
 * a page whose every line comes back, in order, on the next (a slide revealed step by
   step: each step would repeat the same passage);
 * hyphens at line ends: PDFium marks the ones it takes for hyphenation, and the word is
@@ -42,7 +43,11 @@ _PAGE_NUMBER = re.compile(
     r"^(?:page\s+)?(?:\d+|[ivxlcdm]+)(?:\s*(?:/|of)\s*\d+)?$|^[-–—]\s*(?:\d+|[ivxlcdm]+)\s*[-–—]$",
     re.I,
 )
-_LEADER = re.compile(r"(?:\.\s?){4,}\s*(?:\d+|[ivxlcdm]+)?\s*$|(?:…\s?){2,}\s*\d*\s*$", re.I)
+# Dot leaders before a page number, or a list of them (a back-of-book index: ``abs . . 25, 69``)
+_LEADER = re.compile(
+    r"(?:\.\s?){4,}\s*(?:(?:\d+|[ivxlcdm]+)(?:,\s*(?:\d+|[ivxlcdm]+))*)?\s*$|(?:…\s?){2,}\s*\d*\s*$",
+    re.I,
+)
 _NUMBERING = re.compile(
     r"\b(?:chapter|appendix|section|part|kapitel|chapitre|anhang|annexe)\b|"
     r"\b(?:[A-Z]|\d+)(?:\.\d+)*\.?(?=\s|$)|[…·|]|\.{3}",
