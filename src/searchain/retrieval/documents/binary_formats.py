@@ -50,10 +50,11 @@ def parse_pdf(path: Path) -> Document:
     pages, dropped = pdf_text.clean_pages(raw, titles, opening)
     blocks: list[Block] = []
     heading: tuple[str, ...] = ()
+    folded = pdf_text.fold_titles(titles)
     for number, lines in enumerate(pages, 1):
         heading = outline.get(number, heading)
         # Paragraphs from the lines' lengths and ends (PDF text has no paragraph marks).
-        blocks += paragraphs(pdf_text.paragraphs_of(lines, titles), heading, page=number)
+        blocks += paragraphs(pdf_text.paragraphs_of(lines, folded), heading, page=number)
     furniture = [Dropped(why, line, page) for page, why, line in dropped]
     return Document(title=str(title), blocks=blocks, dropped=furniture)
 
