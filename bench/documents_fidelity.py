@@ -8,17 +8,23 @@ compares: ``pip install pypdf pdfminer.six trafilatura`` (not searchain's depend
 PDF: each file's producer is what ``pdfinfo`` names (``Producer``, with dblatex's
 ``Creator`` where it says DBLaTeX). On up to ``--pages`` pages per file (evenly spread), each
 extractor's page text is compared with ``pdftotext``'s: word agreement is the Dice overlap of
-the two bags of words (lower case; CJK characters one word each), pooled per producer. The
-row ``searchain`` is the indexer's own reading (PDFium, then headers, footers, page numbers
-and table-of-contents lines dropped) as passages; its boilerplate share is the share of
-passages that are, digits aside, the same text on three or more pages of one PDF, or
-dot leaders; ``<15 w`` the share of passages under 15 words.
+the two bags of words (lower case, NFKC so a ligature glyph is its letters; CJK characters
+one word each), pooled per producer. The row ``searchain`` is the indexer's own reading
+(PDFium, then headers, footers, page numbers and table-of-contents lines dropped) as
+passages; ``searchain (furniture aside)`` compares it with ``pdftotext`` less the words of
+the lines the indexer dropped as furniture (``furniture``: their share of ``pdftotext``'s
+words), since ``pdftotext`` keeps them. Its boilerplate share is the share of passages whose
+text, digits aside, stands on three or more pages of one PDF, or dot leaders; ``<15 w`` the
+share of passages under 15 words.
 
-HTML: per site (a folder of pages of one generator), the indexer's passages against the
-page's visible text (``<body>`` less scripts and styles, navigation included), and
-trafilatura's main text beside them: ``recall`` is the share of the visible words kept,
-``precision`` the share of kept words that are visible; boilerplate passages are texts that
-come back in three or more pages of the site.
+HTML (``documents_fidelity_html.py``): per site (a folder of pages of one generator), the
+indexer's passages (markup's navigation left out, then blocks repeated across the site's
+pages) against the page's visible text (``<body>`` less scripts and styles, navigation
+included), and trafilatura's main text beside them: ``recall`` is the share of the visible
+words kept, ``precision`` the share of kept words that are visible; boilerplate passages
+are texts that come back in three or more pages of the site. A second table reads the same
+pages with every class, id and role attribute taken out (a generator that marks nothing):
+markup alone cannot find the navigation there, the repeated-block rule has to.
 
 Each extractor runs in its own subprocess: files/s and peak memory (ru_maxrss) are its own.
 
@@ -37,6 +43,7 @@ import shutil
 import subprocess
 import sys
 import time
+import unicodedata
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -86,11 +93,13 @@ HTML_SITES = {
 }
 CJK = r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]"
 TOKEN = re.compile(CJK + r"|[^\W_]+(?:['’][^\W_]+)*")
+ASIDE = "searchain (furniture aside)"
 LEADER = re.compile(r"(?:\.\s?){4,}\s*\d*\s*$")
 
 
 def words(text: str) -> Counter[str]:
-    text = text.replace("\ufffe", "").replace("\u00ad", "")
+    # NFKC: a ligature glyph (poppler's ``postﬁx``) is the same word as its letters.
+    text = unicodedata.normalize("NFKC", text.replace("\ufffe", "").replace("\u00ad", ""))
     return Counter(m.lower() for m in TOKEN.findall(text))
 
 
@@ -167,24 +176,34 @@ def extract(name: str, pdf: Path, pages: list[int]) -> list[str]:
     raise ValueError(name)
 
 
-def searchain_pages(pdf: Path, pages: list[int]) -> tuple[list[str], list[str]]:
-    """The indexer's passages of ``pdf``: their text on the sampled pages, and all."""
+def searchain_pages(
+    pdf: Path, pages: list[int]
+) -> tuple[list[str], list[tuple[int, str]], list[str]]:
+    """The indexer's passages of ``pdf``: their text on the sampled pages, what it dropped
+    there (page furniture), and all passages as ``(page, text)``."""
     from searchain.retrieval.documents.binary_formats import parse_pdf
     from searchain.retrieval.documents.sections import to_passages
 
-    passages = list(to_passages(parse_pdf(pdf), pdf.name, 100))
-    on = defaultdict(list)
-    for p in passages:
-        on[p.source["page"] - 1].append(p.text)
-    return ["\n".join(on[p]) for p in pages], [p.text for p in passages]
+    doc = parse_pdf(pdf)
+    passages = [(p.source["page"] - 1, p.text) for p in to_passages(doc, pdf.name, 100)]
+    on, dropped = defaultdict(list), defaultdict(list)
+    for page, text in passages:
+        on[page].append(text)
+    for d in doc.dropped:
+        dropped[(d.page or 0) - 1].append(d.text)
+    texts = ["\n".join(on[p]) for p in pages]
+    return texts, passages, ["\n".join(dropped[p]) for p in pages]
 
 
-def pdf_boilerplate(texts: list[str]) -> int:
-    shapes = Counter(re.sub(r"\d+", "#", " ".join(t.lower().split())) for t in texts)
+def pdf_boilerplate(passages: list[tuple[int, str]]) -> int:
+    """Passages whose text, digits aside, stands on three or more pages, or dot leaders."""
+    pages_of: dict[str, set[int]] = defaultdict(set)
+    for page, text in passages:
+        pages_of[re.sub(r"\d+", "#", " ".join(text.lower().split()))].add(page)
     return sum(
         1
-        for t in texts
-        if shapes[re.sub(r"\d+", "#", " ".join(t.lower().split()))] >= 3 or LEADER.search(t)
+        for _, t in passages
+        if len(pages_of[re.sub(r"\d+", "#", " ".join(t.lower().split()))]) >= 3 or LEADER.search(t)
     )
 
 
@@ -195,9 +214,10 @@ def worker(name: str, files: list[str], n_pages: int) -> dict[str, object]:
     for f in files:
         pdf = Path(f)
         pages = sample(page_count(pdf), n_pages)
+        dropped = [""] * len(pages)
         try:
             if name == "searchain":
-                texts, passages = searchain_pages(pdf, pages)
+                texts, passages, dropped = searchain_pages(pdf, pages)
             else:
                 texts, passages = extract(name, pdf, pages), []
         except Exception as e:  # an extractor that fails on a file scores 0 there
@@ -208,9 +228,10 @@ def worker(name: str, files: list[str], n_pages: int) -> dict[str, object]:
                 "file": pdf.name,
                 "pages": pages,
                 "texts": texts,
+                "dropped": dropped,
                 "passages": len(passages),
                 "boiler": pdf_boilerplate(passages),
-                "short": sum(len(p.split()) < 15 for p in passages),
+                "short": sum(len(t.split()) < 15 for _, t in passages),
             }
         )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -240,27 +261,43 @@ def pdf_table(pdfs: list[tuple[Path, str]], extractors: list[str], n_pages: int)
     producer_of = {p.name: prod for p, prod in pdfs}
     refs = {p.name: None for p, _ in pdfs}
     results = {name: run_worker(name, [p for p, _ in pdfs], n_pages) for name in extractors}
-    agg: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])
+    # per (producer, column): Dice numerator and denominator, passages, boilerplate ones,
+    # short ones, reference words in dropped lines, reference words
+    agg: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0] * 7)
     per_file: dict[str, dict[str, float]] = defaultdict(dict)
     for name, result in results.items():
         for row in result["rows"]:
             f = row["file"]
             if refs[f] is None:
                 refs[f] = reference(CACHE / "pdfs" / f, row["pages"])
-            a = agg[(producer_of[f], name)]
-            num = den = 0
-            for ref, got in zip(refs[f], row["texts"], strict=True):
-                r, g = words(ref), words(got)
-                num += 2 * sum((r & g).values())
-                den += sum(r.values()) + sum(g.values())
-            per_file[f][name] = num / den if den else 1.0
-            a[0] += num
-            a[1] += den
-            a[2] += row["passages"]
-            a[3] += row["boiler"]
-            a[4] += row["short"]
-            a[5] += 1
+            # ASIDE: the reference less the words of the lines the indexer dropped as page
+            # furniture (headers, footers, page numbers, contents), which pdftotext keeps.
+            for label, aside in [(name, False)] + [(ASIDE, True)] * (name == "searchain"):
+                a = agg[(producer_of[f], label)]
+                num, den, furniture, total = agreement(refs[f], row, aside)
+                per_file[f][label] = num / den if den else 1.0
+                for i, v in enumerate([num, den, row["passages"], row["boiler"], row["short"]]):
+                    a[i] += v
+                a[5] += furniture
+                a[6] += total
     return _pdf_lines(pdfs, extractors, results, agg, per_file)
+
+
+def agreement(refs: list[str], row: dict, aside: bool) -> tuple[int, int, int, int]:
+    """Dice numerator and denominator of a file's sampled pages, how many of the
+    reference's words were in lines dropped as furniture (taken out of it when ``aside``)
+    and how many words the reference has."""
+    num = den = furniture = total = 0
+    for ref, got, dropped in zip(refs, row["texts"], row["dropped"], strict=True):
+        r, g = words(ref), words(got)
+        d = r & words(dropped)
+        furniture += sum(d.values())
+        total += sum(r.values())
+        if aside:
+            r -= d
+        num += 2 * sum((r & g).values())
+        den += sum(r.values()) + sum(g.values())
+    return num, den, furniture, total
 
 
 def _pdf_lines(
@@ -271,77 +308,32 @@ def _pdf_lines(
     per_file: dict[str, dict[str, float]],
 ) -> list[str]:
     counts = Counter(prod for _, prod in pdfs)
-    head = "| producer | PDFs | " + " | ".join(f"{e} agreement" for e in extractors)
-    lines = [head + " | searchain boilerplate | searchain <15 w |"]
-    lines.append("|---" * (len(extractors) + 4) + "|")
+    columns = extractors + [ASIDE] * ("searchain" in extractors)
+    head = "| producer | PDFs | " + " | ".join(f"{e} agreement" for e in columns)
+    lines = [head + " | searchain furniture | searchain boilerplate | searchain <15 w |"]
+    lines.append("|---" * (len(columns) + 5) + "|")
     for prod in sorted(counts, key=lambda p: (-counts[p], p)):
         cells = []
-        for e in extractors:
+        for e in columns:
             a = agg[(prod, e)]
             worst = min(per_file[p.name][e] for p, pr in pdfs if pr == prod)
             cells.append(f"{a[0] / a[1]:.1%} (min {worst:.1%})" if a[1] else "–")
         s = agg[(prod, "searchain")] if "searchain" in extractors else None
-        boiler = f"{s[3] / s[2]:.1%}" if s and s[2] else "–"
-        short = f"{s[4] / s[2]:.1%}" if s and s[2] else "–"
+        ok = s and s[2]
+        # furniture: the share of pdftotext's words that stood in lines dropped as furniture
+        furniture = f"{s[5] / s[6]:.1%}" if ok and s[6] else "–"
+        boiler = f"{s[3] / s[2]:.1%}" if ok else "–"
+        short = f"{s[4] / s[2]:.1%}" if ok else "–"
         lines.append(
-            f"| {prod} | {counts[prod]} | " + " | ".join(cells) + f" | {boiler} | {short} |"
+            f"| {prod} | {counts[prod]} | "
+            + " | ".join(cells)
+            + f" | {furniture} | {boiler} | {short} |"
         )
     speed = ", ".join(
         f"{e}: {len(pdfs) / results[e]['seconds']:.1f} files/s, {results[e]['peak_mb']:.0f} MB"
         for e in extractors
     )
     lines.append(f"\n{len(pdfs)} PDFs, {len(counts)} producers. Speed and peak memory: {speed}")
-    return lines
-
-
-def visible_text(html: str) -> str:
-    import lxml.html
-
-    tree = lxml.html.fromstring(html.encode())
-    for bad in tree.xpath("//script|//style|//head|//noscript"):
-        bad.drop_tree()
-    return tree.text_content()
-
-
-def html_table(sites: dict[str, list[Path]]) -> list[str]:
-    import trafilatura
-
-    from searchain.retrieval.documents.sections import to_passages
-    from searchain.retrieval.documents.text_formats import parse_html
-
-    lines = [
-        "| site | pages | searchain recall | searchain precision | trafilatura recall "
-        "| trafilatura precision | searchain boilerplate | searchain <15 w | files/s |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for site, pages in sites.items():
-        stat = Counter()
-        files_of: dict[str, set[str]] = defaultdict(set)
-        texts = []
-        t0 = time.perf_counter()
-        for page in pages:
-            html = page.read_text(errors="replace")
-            for p in to_passages(parse_html(html, page), page.name, 100):
-                files_of[p.text].add(page.name)
-                texts.append(p.text)
-        seconds = time.perf_counter() - t0
-        for page in pages:
-            html = page.read_text(errors="replace")
-            vis = words(visible_text(html))
-            ours = words("\n".join(b.text for b in parse_html(html, page).blocks))
-            traf = words(trafilatura.extract(html, include_tables=True) or "")
-            for key, got in (("s", ours), ("t", traf)):
-                stat[key + "hit"] += sum((vis & got).values())
-                stat[key + "got"] += sum(got.values())
-            stat["vis"] += sum(vis.values())
-        boiler = sum(1 for t in texts if len(files_of[t]) >= 3)
-        short = sum(len(t.split()) < 15 for t in texts)
-        lines.append(
-            f"| {site} | {len(pages)} | {stat['shit'] / stat['vis']:.1%} | "
-            f"{stat['shit'] / max(1, stat['sgot']):.1%} | {stat['thit'] / stat['vis']:.1%} | "
-            f"{stat['thit'] / max(1, stat['tgot']):.1%} | {boiler / len(texts):.1%} | "
-            f"{short / len(texts):.1%} | {len(pages) / seconds:.0f} |"
-        )
     return lines
 
 
@@ -361,8 +353,10 @@ def main() -> None:
     pdfs, sites = setup()
     print(f"## PDF: word agreement with pdftotext ({args.pages} pages per file at most)\n")
     print("\n".join(pdf_table(pdfs, args.extractors.split(","), args.pages)))
+    from documents_fidelity_html import html_tables
+
     print("\n## HTML: words against the visible text\n")
-    print("\n".join(html_table(sites)))
+    print("\n".join(html_tables(sites, words)))
 
 
 if __name__ == "__main__":

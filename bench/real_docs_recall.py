@@ -10,7 +10,8 @@ from dblatex + xdvipdfmx, the Developer's Reference from Sphinx + pdfTeX) and tw
 one folder and read into passages twice:
 
 * ``after``: the current reader, ``files.parse_job`` (what ``searchain index`` runs in its
-  workers): PDFium, page furniture dropped; HTML without its navigation.
+  workers) and ``sites.Sites``: PDFium, page furniture dropped; HTML without its navigation
+  (marked as such, or repeated across its site's pages).
 * ``before``: the pre-issue-39 reading. PDF: the old ``parse_pdf`` (pypdf's
   ``extract_text`` per page, the outline as headings), reimplemented here as it was in
   ``binary_formats.py`` before issue 39 (pypdf is no longer a dependency of searchain: this
@@ -176,20 +177,39 @@ def read(corpus: Path, reading: str) -> tuple[list[Passage], dict[str, float]]:
     from searchain.retrieval.documents.files import read_text_file
 
     files, _ = discover([corpus], [], [], 10**9)
+    if reading == "after":
+        return read_after(files)
     out: list[Passage] = []
     seconds: dict[str, float] = {}
     for f in files:
         t0 = time.perf_counter()
-        if reading == "after":
-            rows = parse_job(ParseJob(str(f.path), f.rel, f.kind, MAX_WORDS, {}))
-            out += [Passage(pid, text, title, None, src) for pid, text, title, src in rows]
+        if f.kind == "pdf":
+            doc = parse_pdf_pypdf(f.path)
         else:
-            if f.kind == "pdf":
-                doc = parse_pdf_pypdf(f.path)
-            else:
-                doc = parse_html_with_navigation(read_text_file(f.path), f.path)
-            out += list(to_passages(doc, f.rel, MAX_WORDS))
+            doc = parse_html_with_navigation(read_text_file(f.path), f.path)
+        out += list(to_passages(doc, f.rel, MAX_WORDS))
         seconds[f.kind] = seconds.get(f.kind, 0.0) + time.perf_counter() - t0
+    return out, seconds
+
+
+def read_after(files: list[Any]) -> tuple[list[Passage], dict[str, float]]:
+    """The current reader, in this process: ``files.parse_job`` per file, then an HTML
+    site's pages without the blocks repeated across them (``sites.Sites``), as
+    ``searchain index`` does."""
+    from searchain.retrieval.documents.sites import Sites
+
+    sites, rows, seconds = Sites(MAX_WORDS), {}, {}
+    for f in files:
+        t0 = time.perf_counter()
+        parsed = parse_job(ParseJob(str(f.path), f.rel, f.kind, MAX_WORDS, {}))
+        if parsed.document is not None:
+            sites.add(f.rel, parsed)
+        else:
+            rows[f.rel] = parsed.passages
+        seconds[f.kind] = seconds.get(f.kind, 0.0) + time.perf_counter() - t0
+    for rel in list(sites.parsed):
+        rows[rel] = getattr(sites.finish(rel), "passages", [])
+    out = [Passage(*row[:3], None, row[3]) for f in files for row in rows.get(f.rel, [])]
     return out, seconds
 
 

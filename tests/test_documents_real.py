@@ -4,13 +4,19 @@
 * maint-guide (0.5 MB): the Debian New Maintainers' Guide as a dblatex PDF (xdvipdfmx), on
   whose pages pypdf drops the spaces between words;
 * debian-reference-en (1.7 MB): the Debian Reference as a multi-page DocBook HTML site, with
-  a navigation bar on every page and captioned tables.
+  a navigation bar on every page and captioned tables;
+* developers-reference (1.1 MB): the Developer's Reference as a Sphinx site, read once as
+  it is and once with every class, id and role taken out (a generator that marks nothing);
+* groff (3.4 MB): ``pdfmark.pdf`` by Ghostscript 10, which positions its words without a
+  space between them (PDFium alone glues ``anyother``), and mom's ``slide-demo.pdf``, whose
+  slides are revealed step by step, a page per step.
 
 ``scripts/install.sh test`` installs poppler-utils, whose ``pdftotext`` is the reference.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -61,6 +67,19 @@ def reference_html() -> Path:
     return site
 
 
+@pytest.fixture(scope="module")
+def groff_pdfs() -> Path:
+    """groff's PDFs, unpacked from their ``.pdf.gz``."""
+    root = fetch("groff") / "usr/share/doc/groff-base"
+    out = CACHE / "debian" / "groff-pdf"
+    out.mkdir(parents=True, exist_ok=True)
+    for packed in ("pdf/pdfmark.pdf.gz", "examples/mom/slide-demo.pdf.gz"):
+        pdf = out / Path(packed).name.removesuffix(".gz")
+        if not pdf.is_file():
+            pdf.write_bytes(gzip.decompress((root / packed).read_bytes()))
+    return out
+
+
 def pdftotext(pdf: Path, page: int) -> str:
     if shutil.which("pdftotext") is None:
         pytest.skip("pdftotext (poppler-utils) is the reference: scripts/install.sh test")
@@ -68,18 +87,19 @@ def pdftotext(pdf: Path, page: int) -> str:
     return subprocess.run(args, capture_output=True, text=True, check=True).stdout
 
 
-def test_pdf_words_keep_their_spaces(guide_pdf: Path, tmp_path: Path) -> None:
+def assert_words_as_pdftotext(pdf: Path, tmp_path: Path, min_pages: int) -> list[str]:
     """On every page, the words of the passages are words pdftotext reads there: a glued
-    word (``makeanativeDebiansourcepackage``) is none of them."""
-    index, report = index_documents([guide_pdf], tmp_path / "idx")
+    word (``makeanativeDebiansourcepackage``, ``anyother``) is none of them. The passages'
+    texts."""
+    index, report = index_documents([pdf], tmp_path / "idx")
     assert not report.skipped
     by_page: dict[int, Counter[str]] = defaultdict(Counter)
     for p in index.rows(0, len(index)):
         by_page[p.source["page"]].update(w.lower() for w in WORD.findall(p.text))
-    assert len(by_page) > 50
+    assert len(by_page) >= min_pages
     foreign_total = words_total = 0
     for page, words in sorted(by_page.items()):
-        reference = {w.lower() for w in WORD.findall(pdftotext(guide_pdf, page))}
+        reference = {w.lower() for w in WORD.findall(pdftotext(pdf, page))}
         # A word joined across a line-end hyphen is not in pdftotext's text: both halves are.
         foreign = [w for w in words if w not in reference and not _dehyphenated(w, reference)]
         foreign_total += sum(words[w] for w in foreign)
@@ -89,10 +109,36 @@ def test_pdf_words_keep_their_spaces(guide_pdf: Path, tmp_path: Path) -> None:
             foreign[:10],
         )
     assert foreign_total < 0.005 * words_total
+    return [p.text for p in index.rows(0, len(index))]
+
+
+def test_pdf_words_keep_their_spaces(guide_pdf: Path, tmp_path: Path) -> None:
+    texts = assert_words_as_pdftotext(guide_pdf, tmp_path, 50)
     # The running header (title and page number) and the table of contents are not text.
-    texts = [p.text for p in index.rows(0, len(index))]
     assert not any(re.search(r"Debian New Maintainers’ Guide \d+ / \d+", t) for t in texts)
     assert not any(re.search(r"(\. ){5,}", t) for t in texts)
+
+
+def test_words_placed_apart_without_a_space_are_two(groff_pdfs: Path, tmp_path: Path) -> None:
+    texts = assert_words_as_pdftotext(groff_pdfs / "pdfmark.pdf", tmp_path, 12)
+    whole = " ".join(" ".join(texts).split())
+    assert "any other groff macro package" in whole and "anyother" not in whole
+    assert "A GNU MANUAL" in whole  # letter-spaced capitals: words by their own spacing
+
+
+def test_the_steps_of_a_slide_are_one_passage(groff_pdfs: Path, tmp_path: Path) -> None:
+    pdf = groff_pdfs / "slide-demo.pdf"
+    index, report = index_documents([pdf], tmp_path / "idx")
+    assert not report.skipped
+    pages_of: dict[str, set[int]] = defaultdict(set)
+    for p in index.rows(0, len(index)):
+        pages_of[p.text].add(p.source["page"])
+    assert not [t for t, pages in pages_of.items() if len(pages) >= 2], "a step repeated"
+    whole = " ".join(pages_of)
+    assert "the choice between two aspect ratios" in whole  # the last step is kept
+    manifest = json.loads((tmp_path / "idx" / "documents.json").read_text())
+    dropped = manifest["files"]["slide-demo.pdf"]["dropped"]
+    assert dropped["earlier step of the next page (a slide revealed step by step)"] > 10
 
 
 def _dehyphenated(word: str, reference: set[str]) -> bool:
@@ -112,6 +158,26 @@ def test_navigation_is_not_a_passage(reference_html: Path, tmp_path: Path) -> No
     assert not repeated, repeated[:3]
     short = sum(len(p.text.split()) < 15 for p in passages)
     assert short < 0.03 * len(passages)
+
+
+def test_navigation_no_markup_marks_is_found_by_its_repetition(tmp_path: Path) -> None:
+    site = fetch("developers-reference") / "usr/share/developers-reference"
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for page in site.glob("*.html"):
+        html = re.sub(r'\s(?:class|id|role)="[^"]*"', "", page.read_text())
+        (bare / page.name).write_text(html)
+    marked, _ = index_documents([site], tmp_path / "marked", include=["*.html"])
+    index, report = index_documents([bare], tmp_path / "bare-idx")
+    texts = [p.text for p in index.rows(0, len(index))]
+    assert not any("Created using Sphinx" in t or "Show Source" in t for t in texts)
+    manifest = json.loads((tmp_path / "bare-idx" / "documents.json").read_text())
+    left_out = {b["text"] for b in manifest["repeated_blocks"][""].values()}
+    assert "Show Source" in left_out and report.left_out
+    # No content lost: the words the markup-guided reading keeps are kept here too.
+    kept = Counter(w.lower() for p in marked.rows(0, len(marked)) for w in WORD.findall(p.text))
+    got = Counter(w.lower() for t in texts for w in WORD.findall(t))
+    assert sum((kept & got).values()) >= 0.995 * sum(kept.values())
 
 
 def test_a_caption_stays_with_its_table(reference_html: Path) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from searchain.retrieval.documents.sections import Block, Document, paragraphs
+from searchain.retrieval.documents.sections import Block, Document, Dropped, paragraphs
 
 # A .docx whose parts inflate past this, or 100x past their compressed size, is a zip bomb
 # as far as indexing is concerned (real documents with images stay far below either).
@@ -41,28 +41,34 @@ def parse_pdf(path: Path) -> Document:
         raise UnreadableDocument(f"not a readable PDF ({e})") from None
     try:
         title = (pdf.get_metadata_dict().get("Title") or "").strip() or path.stem
-        outline, titles = _outline_by_page(pdf)
-        raw = [pdf_text.page_lines(_page_text(pdf, i)) for i in range(len(pdf))]
+        outline, titles, opening = _outline_by_page(pdf)
+        texts = [_page_text(pdf, i) for i in range(len(pdf))]
     finally:
         pdf.close()
-    pages = pdf_text.clean_pages(raw, titles)
+    compounds = pdf_text.compounds(texts)
+    raw = [pdf_text.page_lines(text, compounds) for text in texts]
+    pages, dropped = pdf_text.clean_pages(raw, titles, opening)
     blocks: list[Block] = []
     heading: tuple[str, ...] = ()
+    folded = pdf_text.fold_titles(titles)
     for number, lines in enumerate(pages, 1):
         heading = outline.get(number, heading)
         # Paragraphs from the lines' lengths and ends (PDF text has no paragraph marks).
-        blocks += paragraphs(pdf_text.paragraphs_of(lines, titles), heading, page=number)
-    return Document(title=str(title), blocks=blocks)
+        blocks += paragraphs(pdf_text.paragraphs_of(lines, folded), heading, page=number)
+    furniture = [Dropped(why, line, page) for page, why, line in dropped]
+    return Document(title=str(title), blocks=blocks, dropped=furniture)
 
 
 def _page_text(pdf: Any, index: int) -> str:
     import pypdfium2 as pdfium
 
+    from searchain.retrieval.documents.pdf_spacing import spaced_text
+
     try:
         page = pdf[index]
         textpage = page.get_textpage()
         try:
-            return str(textpage.get_text_range())
+            return spaced_text(textpage.raw, str(textpage.get_text_range()))
         finally:
             textpage.close()
             page.close()
@@ -70,10 +76,13 @@ def _page_text(pdf: Any, index: int) -> str:
         raise UnreadableDocument(f"page {index + 1} unreadable ({e})") from None
 
 
-def _outline_by_page(pdf: Any) -> tuple[dict[int, tuple[str, ...]], list[str]]:
+def _outline_by_page(
+    pdf: Any,
+) -> tuple[dict[int, tuple[str, ...]], list[str], dict[int, list[str]]]:
     """``{page: heading path}`` for the pages where an outline (bookmark) entry starts,
-    and every title of the outline."""
+    every title of the outline, and ``{page: titles of the entries starting there}``."""
     starts: dict[int, tuple[str, ...]] = {}
+    opening: dict[int, list[str]] = {}
     titles: list[str] = []
     path: list[str] = []
     try:
@@ -86,9 +95,10 @@ def _outline_by_page(pdf: Any) -> tuple[dict[int, tuple[str, ...]], list[str]]:
             index = dest.get_index() if dest is not None else None
             if index is not None and title:
                 starts.setdefault(index + 1, tuple(path))
+                opening.setdefault(index + 1, []).append(title)
     except Exception:  # a malformed outline only costs the headings
         pass
-    return starts, titles
+    return starts, titles, opening
 
 
 def check_docx(path: Path) -> None:

@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,9 @@ from searchain.retrieval.documents.files import (
     extractors,
     parse_job,
 )
+from searchain.retrieval.documents.report import IndexReport, Progress
 from searchain.retrieval.documents.sandbox import Failure, run_sandboxed
+from searchain.retrieval.documents.sites import Record, Sites, survey
 from searchain.types import Passage
 
 MANIFEST = "documents.json"
@@ -41,56 +43,6 @@ TRANSIENT = ("took longer than", "needs more than the", "the parser crashed")
 
 class DocumentIndexError(ValueError):
     """A file could not be indexed and ``strict`` was asked, or nothing could be indexed."""
-
-
-@dataclass(slots=True)
-class IndexReport:
-    """What a build did, file by file (names relative to the indexed roots)."""
-
-    added: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    outdated: list[str] = field(default_factory=list)  # read again: an older extractor's
-    skipped: dict[str, str] = field(default_factory=dict)
-    read: list[str] = field(default_factory=list)  # the files parsed this time
-    passages: int = 0
-    seconds: float = 0.0
-    parser_peak_mb: float = 0.0  # the parser workers' largest peak memory
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "added": self.added,
-            "changed": self.changed,
-            "removed": self.removed,
-            "unchanged": self.unchanged,
-            "outdated": self.outdated,
-            "skipped": self.skipped,
-            "read": self.read,
-            "passages": self.passages,
-            "seconds": round(self.seconds, 3),
-            "parser_peak_mb": round(self.parser_peak_mb, 1),
-        }
-
-    def summary(self) -> str:
-        outdated = (
-            f"{len(self.outdated)} read again (indexed by an older extractor), "
-            if self.outdated
-            else ""
-        )
-        return (
-            f"{len(self.added)} added, {len(self.changed)} changed, {len(self.removed)} "
-            f"removed, {outdated}{len(self.unchanged)} unchanged, {len(self.skipped)} "
-            f"skipped; {self.passages:,} passages"
-        )
-
-
-@dataclass(slots=True)
-class Progress:
-    """Callbacks a CLI or service turns into a progress bar."""
-
-    total: Callable[[int], None] = lambda n: None
-    file_done: Callable[[str, int], None] = lambda rel, passages: None
 
 
 @dataclass(slots=True)
@@ -174,14 +126,17 @@ def index_documents(
     report = IndexReport(skipped=dict(skipped))
     entries, to_read = _plan(files, old_files, report, stale)
     progress.total(len(files))
+    stats: dict[str, float] = {}
+    old_sites: Record = (old_manifest or {}).get("repeated_blocks") or {}
+    sites = _survey(read, stats, files, entries, to_read, report, old_sites)
     for rel in report.unchanged:
         progress.file_done(rel, 0)
 
-    stats: dict[str, float] = {}
-    parsed = read.parse(to_read, stats)
+    parsed = read.parse([f for f in to_read if f.kind != "html"], stats)
     build = _Build(
         paths, shaping, readers, files, entries, report, old_index, progress, read.strict
     )
+    build.sites, build.old_sites = sites, old_sites
     try:
         index = BM25Index.build(
             build.passages(parsed),
@@ -200,6 +155,28 @@ def index_documents(
     report.seconds = time.perf_counter() - t0
     report.parser_peak_mb = stats.get("worker_peak_mb", 0.0)
     return index, report
+
+
+def _survey(
+    read: ReadOptions,
+    stats: dict[str, float],
+    files: list[FileEntry],
+    entries: dict[str, dict[str, Any]],
+    to_read: list[FileEntry],
+    report: IndexReport,
+    old_sites: Record,
+) -> Sites:
+    """The HTML pages' sites (:mod:`.sites`): the pages to read parsed, and the unchanged
+    pages of a site whose repeated blocks changed moved from ``unchanged`` to ``resited``."""
+    html = {f.rel for f in files if f.kind == "html"}
+    kept = {r: entries[r]["edges"] for r in report.unchanged if r in html and "edges" in entries[r]}
+    sites, again = survey(
+        lambda some: read.parse(some, stats), read.max_words, files, to_read, kept, old_sites
+    )
+    report.resited = [f.rel for f in again]
+    report.unchanged = [r for r in report.unchanged if r not in set(report.resited)]
+    report.read += report.resited
+    return sites
 
 
 def _plan(
@@ -245,16 +222,24 @@ class _Build:
     old_index: BM25Index | None
     progress: Progress
     strict: bool
+    sites: Sites = field(default_factory=lambda: Sites(None))  # the HTML pages read
+    old_sites: Record = field(default_factory=dict)  # the old manifest's repeated_blocks
     rows: dict[str, list[int]] = field(default_factory=dict)
     n: int = 0  # passages so far
 
     def passages(self, parsed: Iterable[tuple[ParseJob, Any]]) -> Iterator[Passage]:
-        """Every passage of the new index; ``parsed``: the files read again, in order."""
+        """Every passage of the new index; ``parsed``: the files read again but HTML pages
+        (:attr:`sites` holds those), in order."""
         fresh = iter(parsed)
         upcoming = next(fresh, None)
+        unchanged = set(self.report.unchanged)
         for f in self.files:
-            if f.rel in self.report.unchanged:
+            if f.rel in unchanged:
                 yield from self._kept(f.rel)
+                continue
+            if f.kind == "html":
+                yield from self._read(f.rel, self.sites.finish(f.rel))
+                self.entries[f.rel]["edges"] = self.sites.prints(f.rel)
                 continue
             assert upcoming is not None and upcoming[0].rel == f.rel
             result = upcoming[1]
@@ -283,10 +268,14 @@ class _Build:
             self.report.skipped[rel] = self.entries[rel]["skipped"] = result.reason
             self.progress.file_done(rel, 0)
             return
-        for pid, text, title, source in result:
+        for pid, text, title, source in result.passages:
             yield Passage(pid, text, title, None, source)
-        self._took(rel, len(result))
-        self.progress.file_done(rel, len(result))
+        if result.dropped:
+            self.entries[rel]["dropped"] = result.dropped
+            for why, n in result.dropped.items():
+                self.report.left_out[why] = self.report.left_out.get(why, 0) + n
+        self._took(rel, len(result.passages))
+        self.progress.file_done(rel, len(result.passages))
 
     def _took(self, rel: str, count: int) -> None:
         self.rows[rel] = [self.n, self.n + count]
@@ -304,6 +293,8 @@ class _Build:
             "extractors": self.extractors,
             "files": self.entries,
             "skipped": {k: v for k, v in self.report.skipped.items() if k not in self.entries},
+            # what the repeated-block rule left out of each site's pages (sites.py)
+            "repeated_blocks": self.sites.record(self.old_sites),
         }
         return {MANIFEST: json.dumps(doc, indent=1, ensure_ascii=False) + "\n"}
 
@@ -346,7 +337,7 @@ def _compare(f: FileEntry, old: dict[str, Any] | None) -> tuple[dict[str, Any], 
             entry["sha256"] = hashlib.file_digest(fh, "sha256").hexdigest()
     same = bool(old) and old.get("sha256") == entry["sha256"]
     if same and old is not None:
-        for key in ("rows", "skipped"):
+        for key in ("rows", "skipped", "dropped", "edges"):
             if key in old:
                 entry[key] = old[key]
     return entry, same
@@ -362,16 +353,11 @@ def read_document_passages(
     files, skipped = read.discover(paths)
     report = IndexReport(skipped=dict(skipped), added=[f.rel for f in files])
     report.read = list(report.added)
+    entries: dict[str, dict[str, Any]] = {f.rel: {} for f in files}
+    build = _Build(paths, {}, {}, files, entries, report, None, Progress(), read.strict)
 
     def passages() -> Iterator[Passage]:
-        for job, result in read.parse(files):
-            if isinstance(result, Failure):
-                if read.strict:
-                    raise DocumentIndexError(f"{job.rel}: {result.reason} (--strict)")
-                report.skipped[job.rel] = result.reason
-                continue
-            for pid, text, title, source in result:
-                report.passages += 1
-                yield Passage(pid, text, title, None, source)
+        build.sites = _survey(read, {}, files, entries, files, report, {})
+        yield from build.passages(read.parse([f for f in files if f.kind != "html"]))
 
     return passages(), report

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from searchain.retrieval.documents.sections import to_passages
+from searchain.retrieval.documents.sections import Document, to_passages
 
 KINDS = {
     ".txt": "text",
@@ -37,9 +38,11 @@ _SNIFF = 8192
 # revision, so an index built before re-reads those files (documents.json records these).
 # 2: PDFium for PDF; page furniture, navigation and table-of-contents lines dropped;
 # captions kept with what follows; HTML code keeps its lines and table rows their cells.
+# 3: PDF word spaces from the glyphs' places, slide steps, compounds at line ends; HTML
+# blocks repeated across a site's pages (the manifest keeps each page's edge blocks).
 REVISIONS = {
-    "pdf": 2,
-    "html": 2,
+    "pdf": 3,
+    "html": 3,
     "markdown": 2,
     "rst": 2,
     "text": 2,
@@ -192,9 +195,23 @@ def read_text_file(path: Path) -> str:
         return data.decode("cp1252", errors="replace")
 
 
-def parse_job(job: ParseJob) -> list[tuple[str, str, str, dict[str, Any] | None]]:
-    """Read one file into passages, as ``(id, text, title, source)`` tuples (cheap to send
-    back from a worker). Runs inside the sandbox."""
+PassageRow = tuple[str, str, str, dict[str, Any] | None]  # id, text, title, source
+
+
+@dataclass(slots=True)
+class Parsed:
+    """What a parser worker sends back for one file: its passages as ``(id, text, title,
+    source)`` rows (cheap to send), and how many lines or blocks it left out, by why. An
+    HTML page comes back as its ``document`` instead, made into passages once its site's
+    repeated blocks are known (:mod:`.repeated`)."""
+
+    passages: list[PassageRow]
+    dropped: dict[str, int]
+    document: Document | None = None
+
+
+def parse_job(job: ParseJob) -> Parsed:
+    """Read one file (runs inside the sandbox)."""
     from searchain.retrieval.documents import binary_formats as bf
     from searchain.retrieval.documents import text_formats as tf
 
@@ -208,12 +225,24 @@ def parse_job(job: ParseJob) -> list[tuple[str, str, str, dict[str, Any] | None]
     else:
         parse = {"markdown": tf.parse_markdown, "rst": tf.parse_rst, "html": tf.parse_html}
         docs = [parse.get(job.kind, tf.parse_text)(read_text_file(path), path)]
+    dropped = dict(Counter(d.why for doc in docs for d in doc.dropped))
+    if job.kind == "html":
+        return Parsed([], dropped, docs[0])
+    return Parsed(passages_of(docs, job.rel, job.max_words, job.kind), dropped)
+
+
+def passages_of(
+    docs: list[Document], rel: str, max_words: int | None, kind: str
+) -> list[PassageRow]:
+    """The passages of a file's documents as rows; a file with none is unreadable."""
+    from searchain.retrieval.documents.binary_formats import UnreadableDocument
+
     out = []
     for doc in docs:
-        for p in to_passages(doc, job.rel, job.max_words):
+        for p in to_passages(doc, rel, max_words):
             out.append((p.id, p.text, p.title, p.source))
     if not out:
-        raise bf.UnreadableDocument(_NO_TEXT.get(job.kind, "no text found (empty)"))
+        raise UnreadableDocument(_NO_TEXT.get(kind, "no text found (empty)"))
     return out
 
 

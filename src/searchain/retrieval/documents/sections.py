@@ -31,11 +31,22 @@ class Block:
     row: int | None = None  # CSV/Parquet: 1-based data row
 
 
+@dataclass(slots=True, frozen=True)
+class Dropped:
+    """Text a parser read and left out of the passages (page furniture, navigation), kept
+    so the manifest can say what was dropped and why."""
+
+    why: str
+    text: str
+    page: int | None = None
+
+
 @dataclass(slots=True)
 class Document:
     title: str
     blocks: list[Block] = field(default_factory=list)
     doc_id: str | None = None  # tables: the row's own id column
+    dropped: list[Dropped] = field(default_factory=list)
 
 
 # A caption ("Table 1.4. ...", "Example 10.15. ...") or a lead-in ending in a colon introduces

@@ -14,7 +14,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-from searchain.retrieval.documents.sections import Block, Document, paragraphs
+from searchain.retrieval.documents.sections import Block, Document, Dropped, paragraphs
 from searchain.retrieval.llm_url.html_text import _SKIP_TAGS
 
 _HEADING_TAGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
@@ -47,6 +47,7 @@ _NAV_MARKS = set(
     "related footer header banner menu skip-link headerlink toc".split()
 )
 _NAV_ROLES = {"navigation", "banner", "contentinfo", "search"}
+NAVIGATION = "navigation marked in the page's markup"
 _VOID = set("area base br col embed hr img input link meta source track wbr".split())
 _RST_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+:._])\1{2,}\s*$")
 
@@ -162,7 +163,8 @@ def parse_html(text: str, path: Path) -> Document:
         parser.end_block()
     title = " ".join("".join(parser.title_parts).split())
     first_h1 = next((b.heading[0] for b in parser.blocks if b.heading), "")
-    return Document(title=title or first_h1 or path.stem, blocks=parser.blocks)
+    dropped = [Dropped(NAVIGATION, mark) for mark in parser.navigation]
+    return Document(title=title or first_h1 or path.stem, blocks=parser.blocks, dropped=dropped)
 
 
 class _Sections(HTMLParser):
@@ -173,6 +175,7 @@ class _Sections(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.skip_navigation = skip_navigation
         self._nav: tuple[str, int] | None = None  # (tag, depth) of the navigation element
+        self.navigation: list[str] = []  # the navigation elements left out, as marked
         self.blocks: list[Block] = []
         self.title_parts: list[str] = []
         self.stack: list[tuple[int, str]] = []
@@ -197,6 +200,9 @@ class _Sections(HTMLParser):
         if marks & _NAV_MARKS or (a.get("role") or "").lower() in _NAV_ROLES:
             self.end_block()
             self._nav = (tag, 1)
+            self.navigation.append(
+                f"<{tag} {' '.join(sorted(marks & _NAV_MARKS)) or a.get('role')}>"
+            )
             return True
         return False
 
