@@ -136,6 +136,13 @@ PAGE = (
      "the demos, then the question, so the instruction and demos are one static prefix "
      "prefilled once (issue 31); run with this session's local backend (a 32-position batch "
      "grid instead of 64, which gives the same logits for batches of 8 tokens or more)"),
+    ("hotpotqa", "yesno-span", "yesno-nli",
+     "`-O searchain.yesno_check=nli` against `span` (the default), on 30 yes/no HotpotQA "
+     "items of the calibration split (`results/calibration/splits/hotpotqa-calibration-yesno"
+     ".jsonl`, `--limit 30 --seed 0`, the default question-last prompt; none of them "
+     "reported): a node answered Yes or No is checked by whether its passage supports that "
+     "answer or the opposite (the LLM judge), not by the reader's span; the span arm ran "
+     "second, its shared calls from the call cache"),
     ("strategyqa", "plain", "labelled",
      "the chat tracing turn asks the question with its label instruction and names the labels "
      "(`label_in_tracing`, on by default since); `plain` is `-O searchain.label_in_tracing=false`"),
