@@ -102,3 +102,21 @@ def requantised(source: Path, out: Path, threads: int = 1) -> Path:
         assert rc == 0, "llama_model_quantize failed"
         tmp.replace(out)
     return out
+
+
+@pytest.fixture()
+def two_films(tmp_path: Path):
+    """A BM25 index of two film passages: Jaws (Spielberg) and Star Wars (Lucas)."""
+    import json
+
+    from searchain.retrieval import BM25Index
+
+    corpus = tmp_path / "corpus.jsonl"
+    rows = [
+        {"id": "jaws", "title": "Jaws (film)",
+         "text": "Jaws is a 1975 American thriller film directed by Steven Spielberg."},
+        {"id": "star", "title": "Star Wars (film)",
+         "text": "Star Wars is a 1977 space opera film written and directed by George Lucas."},
+    ]  # fmt: skip
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return BM25Index.from_corpus(corpus, tmp_path / "idx")

@@ -9,9 +9,7 @@ IR verification can fire. ``r_max`` is 2 to bound the suite's time; the loop is 
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
 import pytest
 
@@ -75,17 +73,9 @@ def test_local_chat_searchain_answers_three_hotpotqa_questions(
 
 
 def test_a_wrong_answer_contradicting_a_confident_passage_is_corrected(
-    chat_llm: LocalLLM, tmp_path: Path
+    chat_llm: LocalLLM, two_films: BM25Index
 ) -> None:
-    corpus = tmp_path / "corpus.jsonl"
-    rows = [
-        {"id": "jaws", "title": "Jaws (film)",
-         "text": "Jaws is a 1975 American thriller film directed by Steven Spielberg."},
-        {"id": "star", "title": "Star Wars (film)",
-         "text": "Star Wars is a 1977 space opera film written and directed by George Lucas."},
-    ]  # fmt: skip
-    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    idx = BM25Index.from_corpus(corpus, tmp_path / "idx")
+    idx = two_films
     method = SearChain(chat_llm, idx, LLMReader(chat_llm), SearChainConfig())
     question = "Who directed the film Jaws?"
     state = _Run(question, Trace(question=question, method="searchain"), QueryMemory())

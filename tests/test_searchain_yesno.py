@@ -135,18 +135,10 @@ def test_the_nli_check_needs_a_judge_and_the_registry_gives_one(index: BM25Index
 
 
 @pytest.mark.slow
-def test_the_real_judge_checks_a_yes_no_node_end_to_end(chat_llm, tmp_path: Path) -> None:
+def test_the_real_judge_checks_a_yes_no_node_end_to_end(chat_llm, two_films: BM25Index) -> None:
     """The 0.5B model as reader and judge, BM25 over two passages: a "No" that the passage
     contradicts is corrected to "Yes", and the judge's calls are the question's cost."""
-    corpus = tmp_path / "corpus.jsonl"
-    rows = [
-        {"id": "jaws", "title": "Jaws (film)",
-         "text": "Jaws is a 1975 American thriller film directed by Steven Spielberg."},
-        {"id": "star", "title": "Star Wars (film)",
-         "text": "Star Wars is a 1977 space opera film written and directed by George Lucas."},
-    ]  # fmt: skip
-    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    idx = BM25Index.from_corpus(corpus, tmp_path / "idx")
+    idx = two_films
     method = registry.build_method("searchain", chat_llm, idx, yesno_check="nli")
     assert method.judge is not None and method.judge.name == "llm"
     question = "Was Jaws directed by Steven Spielberg?"
