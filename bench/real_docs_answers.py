@@ -34,7 +34,7 @@ call is recorded, not fatal. Scored alike for every arm:
 
     .venv/bin/python bench/real_docs_answers.py setup                 # corpus, index, peer venv
     .venv/bin/python bench/real_docs_answers.py run [--arms retrieve-read,searchain,llamaindex]
-        [--model qwen2.5-coder-1.5b] [--limit N]                     # resumable
+        [--model qwen2.5-coder-1.5b] [--limit N]    # resumable; N: spread over the documents
     .venv/bin/python bench/real_docs_answers.py table [--model qwen2.5-coder-1.5b]
 """
 
@@ -93,8 +93,12 @@ CATEGORIES = (
 
 
 def load_questions(limit: int | None = None) -> list[dict[str, Any]]:
+    """The questions; ``limit`` N: N of them spread evenly over the file (which is ordered by
+    document), so a short run still asks about every document."""
     rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
-    return rows[:limit] if limit else rows
+    if not limit or limit >= len(rows):
+        return rows
+    return [rows[i * len(rows) // limit] for i in range(limit)]
 
 
 def as_list(value: Any) -> list[Any]:
@@ -605,7 +609,7 @@ def main() -> None:
             p.add_argument("--upgrade", action="store_true", help="upgrade the peer's packages")
             continue
         p.add_argument("--arms", default=",".join(ARMS), help="comma-separated: " + ", ".join(ARMS))
-        p.add_argument("--limit", type=int, help="the first N questions only")
+        p.add_argument("--limit", type=int, help="N questions spread over the documents")
         p.add_argument("--out", type=Path, default=RESULTS, help="records go to OUT/<model>/")
         if name == "run":
             p.add_argument("--threads", type=int, default=1, help="llama.cpp threads, every arm")
