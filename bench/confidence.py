@@ -12,6 +12,9 @@ Resumable: an item already written is kept.
         results/quality/qwen2.5-coder-1.5b/musique-100 --methods searchain,retrieve-read \\
         --model qwen2.5-coder-1.5b --out results/confidence
     .venv/bin/searchain report results/confidence/hotpotqa-100 results/confidence/musique-100
+
+``--refresh`` recomputes the confidences already written (after a calibrator is refit),
+keeping the naive values: no model call.
 """
 
 from __future__ import annotations
@@ -55,6 +58,25 @@ def with_confidence(run: Path, out: Path, methods: set[str], llm: object) -> int
     return added
 
 
+def refresh(out: Path) -> int:
+    """Recompute the confidence of every record already in ``out`` (a new calibrator, new
+    signals), keeping its naive value and that value's cost: no model call."""
+    target = out / RESULTS
+    records = list(read_results(out))
+    model = run_model(out)
+    tmp = target.with_suffix(".tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        for r in records:
+            old = (r.get("trace") or {}).get("confidence")
+            if old is not None:
+                conf = assess(Trace.from_dict(r["trace"]), model)
+                conf.naive, conf.cost = old.get("naive"), old.get("cost") or conf.cost
+                r = {**r, "trace": {**r["trace"], "confidence": conf.to_dict()}}
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    tmp.replace(target)
+    return len(records)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path)
@@ -62,7 +84,16 @@ def main() -> None:
     parser.add_argument("--model", default="qwen2.5-coder-1.5b", help="the runs' model")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "confidence")
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument(
+        "--refresh",
+        action="store_true",
+        help="recompute the confidences already written (new calibrator), no model call",
+    )
     args = parser.parse_args()
+    if args.refresh:
+        for run in args.runs:
+            print(f"{run.name}: {refresh(args.out / run.name)} records refreshed")
+        return
     from searchain.llm import make_llm
 
     llm = make_llm("local", model=args.model, n_threads=args.threads)

@@ -41,6 +41,8 @@ FEATURES = {
         "ir_changed_a_node",
         "rounds",
         "reader_logprob_mean",
+        # Chosen on the calibration items by cross-validation (AUROC 0.41 -> 0.61 there).
+        "answer_is_yes_no",
     ),
 }
 DEFAULT_FEATURES = ("has_answer", "answer_in_references", "answer_in_cited", "citations")

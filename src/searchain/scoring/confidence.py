@@ -5,7 +5,8 @@ cost nothing extra — they are read from what the method did:
 
 * every method: whether there is an answer, whether the answer is found in the passages the
   method read (``answer_in_references``) and in those it cites (``answer_in_cited``), how many
-  passages it cites;
+  passages it cites, whether the answer is a bare Yes or No (``answer_is_yes_no``: a passage
+  can hold a name, never a verdict, so the other signals say little about one);
 * SearChain: the share of the final reasoning path that IR confirmed (a confident reader
   agreed, or IR corrected or completed the node) and the share it could not confirm, whether
   the final answer is the answer of a confirmed node, whether IR changed a node, the rounds
@@ -102,6 +103,7 @@ def signals(trace: Trace) -> dict[str, float]:
         "answer_in_references": _in(trace.answer, texts),
         "answer_in_cited": _in(trace.answer, cited),
         "citations": float(min(len(cited_ids), 5)),
+        "answer_is_yes_no": float(normalize_answer(trace.answer) in ("yes", "no")),
     }
     if trace.method.startswith("searchain") and trace.meta.get("path") is not None:
         out.update(searchain_signals(trace))
