@@ -11,10 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from searchain.cli import app
+from searchain.readers.nli import answer_claim
 from searchain.scoring import confidence as conf_mod
 from searchain.scoring.confidence import assess, signals
 from searchain.scoring.confidence_checks import (
-    answer_claim,
     check_names,
     nli_check,
     supporting_passages,

@@ -20,8 +20,9 @@ import pytest
 
 from searchain.methods import registry
 from searchain.methods.searchain.method import SearChain, SearChainConfig, _Run
-from searchain.methods.searchain.yesno_check import hypothesis, yes_no_answer
+from searchain.methods.searchain.yesno_check import yes_no_answer
 from searchain.readers.base import ReaderOutput
+from searchain.readers.nli import answer_claim
 from searchain.readers.similarity import QueryMemory
 from searchain.retrieval import BM25Index
 from searchain.types import Node, Passage, Trace, Usage
@@ -89,7 +90,7 @@ def test_yes_no_answers_are_told_from_others() -> None:
     assert yes_no_answer("No") is False
     assert yes_no_answer("Nobody") is None and yes_no_answer("") is None
     assert yes_no_answer(None) is None and yes_no_answer("Rosaceae") is None
-    assert hypothesis(" Is it? ", "No") == 'The answer to the question "Is it?" is No.'
+    assert answer_claim(" Is it? ", "No") == 'The answer to the question "Is it?" is No.'
 
 
 def test_a_contradicted_yes_is_corrected_like_ir_corrects(index: BM25Index) -> None:

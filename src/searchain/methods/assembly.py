@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -173,11 +173,7 @@ class Runner:
     guarantee: str = ""  # --max-risk's terms, in words
 
     def __call__(self, question: str) -> Trace:
-        from searchain.retrieval.llm_url.retriever import with_retrieval_reports
-
-        # LLM-URL's reports (its URLs, their fates) and their usage go into the trace.
-        trace = with_retrieval_reports(traced(self.method, self.llm))(question)
-        trace = confidence_checked(trace, self.spec.confidence_checks, self.llm)
+        trace = answering(self.method, self.llm, self.spec.confidence_checks)(question)
         if self.threshold is not None and trace.confidence is not None:
             trace.confidence.threshold = self.threshold
             trace.confidence.abstained = trace.confidence.value < self.threshold
@@ -186,6 +182,16 @@ class Runner:
                     filter(None, [trace.confidence.note, self.guarantee])
                 )
         return trace
+
+
+def answering(method: Method, llm: LLM, checks: tuple[str, ...] = ()) -> Callable[[str], Trace]:
+    """How every surface runs a method (the runner here, the service's engine): the method,
+    traced; LLM-URL's reports (its URLs, their fates) and their usage in the trace; then the
+    costly confidence checks asked for."""
+    from searchain.retrieval.llm_url.retriever import with_retrieval_reports
+
+    answer = with_retrieval_reports(traced(method, llm))
+    return lambda question: confidence_checked(answer(question), checks, llm)
 
 
 def confidence_checked(trace: Trace, checks: tuple[str, ...], llm: LLM) -> Trace:

@@ -161,6 +161,18 @@ class LLMJudge:
         return verdict
 
 
+def answer_claim(question: str, answer: str) -> str:
+    """The hypothesis that ``answer`` answers ``question`` (SearChain's yes/no node check and
+    the ``nli`` confidence check weigh it against passages)."""
+    return f'The answer to the question "{question.strip()}" is {answer.strip()}.'
+
+
+def support(judge: Any, premise: str, claim: str) -> float:
+    """P(premise supports claim) from a judge that scores, else 1.0 / 0.0 from its verdict."""
+    p = judge.probability(premise, claim) if hasattr(judge, "probability") else None
+    return float(p) if p is not None else float(judge.entails(premise, claim))
+
+
 _YES_NO = re.compile(r"^(?:(?:answer|supported|verdict|entailed)\s*[:\-]\s*)?(yes|no)\b", re.I)
 
 

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from searchain.readers.nli import answer_claim, make_judge, support
 from searchain.scoring.attribution import format_document
 from searchain.scoring.confidence import CHECKS_KEY
 from searchain.text import normalize_answer
@@ -36,11 +37,6 @@ def supporting_passages(trace: Trace) -> list[Passage]:
     return chosen or trace.references[:MAX_PREMISE_PASSAGES]
 
 
-def answer_claim(question: str, answer: str) -> str:
-    """The claim the judge weighs: that the answer answers the question."""
-    return f'The answer to the question "{question.strip()}" is {answer.strip()}.'
-
-
 def nli_check(trace: Trace, judge: Any) -> dict[str, float]:
     """``answer_supported``: P(the supporting passages state the answer); 0.0 with no answer
     or no passage (nothing supports it), without a call."""
@@ -48,9 +44,7 @@ def nli_check(trace: Trace, judge: Any) -> dict[str, float]:
     if not normalize_answer(trace.answer) or not passages:
         return {"answer_supported": 0.0}
     premise = "\n\n".join(format_document(p) for p in passages)
-    claim = answer_claim(trace.question, trace.answer)
-    p = judge.probability(premise, claim) if hasattr(judge, "probability") else None
-    return {"answer_supported": float(p) if p is not None else float(judge.entails(premise, claim))}
+    return {"answer_supported": support(judge, premise, answer_claim(trace.question, trace.answer))}
 
 
 CHECKS: dict[str, Callable[[Trace, Any], dict[str, float]]] = {"nli": nli_check}
@@ -72,8 +66,6 @@ def check_names(names: Sequence[str] | str | None) -> tuple[str, ...]:
 def run_checks(trace: Trace, names: Sequence[str], llm: Any) -> dict[str, float]:
     """Run the named checks on an answered trace; their signals go into the trace's meta.
     Returns their cost (LLM calls, seconds)."""
-    from searchain.readers.nli import make_judge
-
     found: dict[str, dict[str, float]] = dict(trace.meta.get(CHECKS_KEY) or {})
     calls, t0 = 0, time.perf_counter()
     for name in names:

@@ -29,12 +29,11 @@ from searchain.events import listening
 from searchain.llm import LLM, LLMError
 from searchain.llm.base import GenerationParams, Message, find_tokenizer
 from searchain.methods import registry
-from searchain.methods.assembly import Spec, assemble, confidence_checked
-from searchain.methods.base import Method, traced
+from searchain.methods.assembly import Spec, answering, assemble
+from searchain.methods.base import Method
 from searchain.net.deadline import _CANCEL, Cancelled, cancel_scope  # noqa: F401 - _CANCEL: tests
 from searchain.net.deadline import check_cancelled as _check_cancelled
 from searchain.retrieval.base import Retriever
-from searchain.retrieval.llm_url.retriever import with_retrieval_reports
 from searchain.types import CompletionResult, Trace
 
 __all__ = ["CancellableLLM", "Cancelled", "Engine", "ServiceBusy"]
@@ -237,10 +236,8 @@ class Engine:
 
         # LLM-URL's reports (the URLs, their fates) and its URL generation's usage go into
         # the trace, as on the command line.
-        answer = with_retrieval_reports(traced(method, self.llm))
-
-        def run(q: str) -> Trace:  # then the costly confidence checks the client asked for
-            return confidence_checked(answer(q), checks, self.llm)
+        # As the command line runs it (LLM-URL's reports, the confidence checks asked for).
+        run = answering(method, self.llm, checks)
 
         def work() -> Trace:
             with cancel_scope(cancel):  # this thread's own context (copied below)

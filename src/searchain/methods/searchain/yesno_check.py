@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from searchain.readers.base import ReaderOutput
-from searchain.readers.nli import yes_no
+from searchain.readers.nli import answer_claim, support, yes_no
 from searchain.scoring.attribution import format_document
 from searchain.types import Passage
 
@@ -31,11 +31,6 @@ OPPOSITE = {True: "No", False: "Yes"}
 def yes_no_answer(answer: str | None) -> bool | None:
     """True for an answer that opens with "Yes", False for "No", None for any other."""
     return None if not answer else yes_no(answer)
-
-
-def hypothesis(query: str, word: str) -> str:
-    """The claim that ``word`` answers ``query``, as the judge's hypothesis."""
-    return f'The answer to the question "{query.strip()}" is {word}.'
 
 
 @dataclass
@@ -56,18 +51,12 @@ class YesNoVerdict:
         )
 
 
-def _support(judge: Any, premise: str, claim: str) -> float:
-    """P(premise supports claim), or 1.0 / 0.0 when the judge can only say yes or no."""
-    p = judge.probability(premise, claim) if hasattr(judge, "probability") else None
-    return float(p) if p is not None else float(judge.entails(premise, claim))
-
-
 def check_yes_no(judge: Any, query: str, said_yes: bool, passage: Passage) -> YesNoVerdict:
     """Judge a node that answered ``said_yes`` against its passage (see the module doc)."""
     own, other = ("Yes", "No") if said_yes else ("No", "Yes")
     premise = format_document(passage)  # as the judge's demos show a passage
-    p_own = _support(judge, premise, hypothesis(query, own))
-    p_other = _support(judge, premise, hypothesis(query, other))
+    p_own = support(judge, premise, answer_claim(query, own))
+    p_other = support(judge, premise, answer_claim(query, other))
     threshold = float(getattr(judge, "threshold", 0.5))
     detail = {"judge": getattr(judge, "name", type(judge).__name__), own: p_own, other: p_other}
     if p_own >= threshold and p_own > p_other:
