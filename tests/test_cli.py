@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -41,6 +42,26 @@ def test_help_teaches_the_commands() -> None:
         assert command in proc.stdout
     ask_help = runner.invoke(app, ["ask", "--help"]).output
     assert "--llm" in ask_help and "--json" in ask_help and "--base-url" in ask_help
+
+
+@pytest.mark.parametrize("columns", [80, 140])
+def test_help_cuts_no_word_at_any_width(columns: int) -> None:
+    # In 80 columns rich's option table squeezed the help into a sliver and cut long words
+    # with an ellipsis; below 100 columns the plain layout is used, markup rendered.
+    env = {**os.environ, "COLUMNS": str(columns)}
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "searchain"), "ask", "--help"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    assert "with [n] citations" in text  # a literal bracket is not taken for markup
+    assert "…" not in text and "[bold]" not in text and "[/]" not in text
+    assert max(len(line) for line in text.splitlines()) <= columns
+    # the longest example is there whole, however it was wrapped
+    assert "llm-url:base=http://127.0.0.1:8765,m=5,shots=0" in "".join(text.split())
 
 
 def test_malformed_corpus_names_file_and_line_and_writes_nothing(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from searchain.cli.index import index, search
 from searchain.cli.mcp import mcp
 from searchain.cli.method_flags import with_method_flags
 from searchain.cli.mirror import mirror_app
+from searchain.cli.narrow_help import RICH_HELP_MIN_COLUMNS, terminal_columns, use_plain_help
 from searchain.cli.serve import serve, serve_index
 from searchain.cli.settings import settings
 
@@ -63,7 +64,12 @@ app = build_app()
 
 def main() -> None:
     try:
-        app()
+        if terminal_columns() < RICH_HELP_MIN_COLUMNS:
+            command = typer.main.get_command(app)
+            use_plain_help(command)
+            command(prog_name="searchain")
+        else:
+            app()
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)

@@ -100,7 +100,7 @@ def ask(
     confidence_check: ConfidenceCheckOpt = None,
     method_flags: dict[str, Any] | None = None,
 ) -> None:
-    """Answer a question with [n] citations to the passages that support it.
+    """Answer a question with \\[n] citations to the passages that support it.
 
     Each method's settings have their own options below (and every setting, with or without
     one, is reachable with -O NAME=VALUE); `searchain settings METHOD` lists them all."""
