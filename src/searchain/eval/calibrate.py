@@ -3,7 +3,8 @@
 The items of the runs given are the calibration items: never the items a report is made on.
 Each finished record gives the trace's signals (``scoring/confidence.signals``) and whether
 its answer was right (cover-EM, or the label's accuracy for yes/no and claim data sets); a
-logistic regression maps the first to the second (``scoring/calibration.fit_logistic``). The
+logistic regression maps the first to the second (``scoring/calibration.fit_logistic``, its
+penalty chosen by cross-validated log-loss, ``choose_l2``). The
 calibrator file keeps its provenance (runs, data set, model, items, when) and out-of-fold
 probabilities of its calibration items, from which ``--max-risk`` picks a threshold.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,7 @@ import numpy as np
 
 from searchain.eval.rescore import run_model
 from searchain.eval.runner import MANIFEST, read_results
-from searchain.scoring.calibration import fit_logistic
+from searchain.scoring.calibration import choose_l2, fit_logistic
 from searchain.scoring.confidence import (
     CHECK_SIGNALS,
     apply_calibrator,
@@ -81,7 +83,7 @@ def calibration_rows(
 
 
 def out_of_fold(
-    rows: list[dict[str, float]], right: list[bool], features: Sequence[str]
+    rows: list[dict[str, float]], right: list[bool], features: Sequence[str], l2: float = 1.0
 ) -> list[float]:
     """Each item's probability from a calibrator fit without it (5 folds, in item order):
     the scores a risk threshold is certified on."""
@@ -92,7 +94,7 @@ def out_of_fold(
         train = [i for i in range(n) if folds[i] != k]
         if not train or all(right[i] for i in train) or not any(right[i] for i in train):
             continue  # a fold with one class cannot be fit: its items keep 0
-        fitted = fit_logistic([rows[i] for i in train], [right[i] for i in train], features)
+        fitted = fit_logistic([rows[i] for i in train], [right[i] for i in train], features, l2=l2)
         for i in range(n):
             if folds[i] == k:
                 out[i] = apply_calibrator(fitted, rows[i])
@@ -118,9 +120,10 @@ def fit_calibrator(
     checked = [s for s in CHECK_SIGNALS if all(s in r for r in rows)]
     features = (*FEATURES.get(method, DEFAULT_FEATURES), *checked)
     variant = calibrator_variant(method, tuple(sorted({CHECK_SIGNALS[s] for s in checked})))
-    calibrator = fit_logistic(rows, right, features)
+    l2, losses = choose_l2(rows, right, features)
+    calibrator = fit_logistic(rows, right, features, l2=l2)
     model = model_key(run_model(run_dirs[0]))
-    oof = out_of_fold(rows, right, features)
+    oof = out_of_fold(rows, right, features, l2)
     calibrator.update(
         name=f"{variant}--{model}",
         method=variant,
@@ -133,9 +136,21 @@ def fit_calibrator(
             "excluded_items_of": [str(r) for r in exclude_runs],
             "fitted": datetime.date.today().isoformat(),
         },
+        # how the penalty was chosen, and what the alternatives scored
+        l2_chosen_by={
+            "cv_log_loss": {f"{k:g}": round(v, 4) for k, v in losses.items()},
+            "base_rate_log_loss": round(_base_rate_log_loss(right), 4),
+        },
         calibration=[[round(p, 6), int(ok)] for p, ok in zip(oof, right, strict=True)],
     )
     return calibrator
+
+
+def _base_rate_log_loss(right: Sequence[bool]) -> float:
+    """The log-loss of predicting the share right for every item: the bar a calibrator's
+    cross-validated log-loss must clear to add anything."""
+    share = min(max(sum(right) / len(right), 1e-6), 1 - 1e-6)
+    return -(share * math.log(share) + (1 - share) * math.log(1 - share))
 
 
 def _dataset(run: str | Path) -> str:
