@@ -215,4 +215,5 @@ def test_every_surface_carries_the_confidence() -> None:
     assert trace.confidence is not None and trace.confidence.threshold == 0.99
     assert trace.confidence.abstained == (trace.confidence.value < 0.99) and trace.answer
     refused = runner.invoke(app, ["ask", QUESTION, "--max-risk", "0.2"])
-    assert refused.exit_code == 1 and "--max-risk needs a calibrated confidence" in refused.output
+    assert refused.exit_code == 1
+    assert "(--max-risk, max_risk) needs a calibrated confidence" in refused.output

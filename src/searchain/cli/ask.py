@@ -24,12 +24,14 @@ from searchain.cli.common import (
 )
 from searchain.cli.method_flags import METHOD_HELP, flags_for
 from searchain.cli.model_options import (
+    AbstainOpt,
     ApiOpt,
     BaseUrlOpt,
     CacheOpt,
     ConfidenceCheckOpt,
     KOpt,
     LlmOpt,
+    MaxRiskOpt,
     ModelOpt,
     ModelPathOpt,
     ThreadsOpt,
@@ -54,27 +56,6 @@ QuestionArg = Annotated[
     str | None, typer.Argument(help="The question. Default: a demo HotpotQA question.")
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Log retries.")]
-AbstainOpt = Annotated[
-    float | None,
-    typer.Option(
-        help="Withhold an answer whose confidence is below P (0-1): it is said plainly, with the "
-        "best unverified guess; the guess stays in the trace.",
-        min=0.0,
-        max=1.0,
-        show_default=False,
-    ),
-]
-MaxRiskOpt = Annotated[
-    float | None,
-    typer.Option(
-        help="Withhold answers below the threshold that keeps the error rate among answered "
-        "questions at most R (probability 0.9, under exchangeability with the calibrator's "
-        "calibration items). Needs a calibrated confidence for the method and model.",
-        min=0.0,
-        max=1.0,
-        show_default=False,
-    ),
-]
 
 
 def ask(
@@ -122,8 +103,6 @@ def ask(
             **shared(given),
             method=method,
             options=options,
-            abstain_below=abstain_below,
-            max_risk=max_risk,
         )
         with opening_status(spec):
             runner = assemble(spec)

@@ -10,9 +10,12 @@ from typing import Any
 
 from searchain.cli.common import MethodOpt, err, fail
 from searchain.cli.model_options import (
+    AbstainOpt,
     ApiOpt,
     BaseUrlOpt,
     CacheOpt,
+    ConfidenceCheckOpt,
+    MaxRiskOpt,
     ModelOpt,
     ModelPathOpt,
     ThreadsOpt,
@@ -48,6 +51,9 @@ def mcp(
     cache: CacheOpt = True,
     threads: ThreadsOpt = None,
     option: MethodOpt = None,
+    abstain_below: AbstainOpt = None,
+    max_risk: MaxRiskOpt = None,
+    confidence_check: ConfidenceCheckOpt = None,
     method_flags: dict[str, Any] | None = None,
 ) -> None:
     """Serve the MCP tools over stdio: [bold]search[/](query, k) → passages with locators,
@@ -63,7 +69,7 @@ def mcp(
     except ImportError as e:
         fail(f"{e}: install the server extra (scripts/install.sh server)")
     logging.basicConfig(level=logging.WARNING)  # stderr: stdout carries the protocol only
-    spec = cli_spec(**shared(given))
+    spec = cli_spec(**shared(given), method=method)
     engine = open_engine(spec, max_concurrent, operator_options(method_flags or {}, option))
     if method not in engine.methods:
         fail(f"unknown default method {method!r}")

@@ -63,6 +63,29 @@ ConfidenceCheckOpt = Annotated[
 ]
 
 
+AbstainOpt = Annotated[
+    float | None,
+    typer.Option(
+        help="Withhold an answer whose confidence is below P (0-1): it is said plainly, with the "
+        "best unverified guess; the guess stays in the trace.",
+        min=0.0,
+        max=1.0,
+        show_default=False,
+    ),
+]
+MaxRiskOpt = Annotated[
+    float | None,
+    typer.Option(
+        help="Withhold answers below the threshold that keeps the error rate among answered "
+        "questions at most R (probability 0.9, under exchangeability with the calibrator's "
+        "calibration items). Needs a calibrated confidence for the method and model.",
+        min=0.0,
+        max=1.0,
+        show_default=False,
+    ),
+]
+
+
 # The options every answering command declares under these names (the aliases above):
 # ``cli_spec(**shared(locals()))`` passes them on without listing them again.
 SHARED = (
@@ -77,6 +100,8 @@ SHARED = (
     "cache",
     "threads",
     "confidence_check",
+    "abstain_below",
+    "max_risk",
 )
 
 

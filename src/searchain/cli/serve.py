@@ -23,9 +23,12 @@ from searchain.cli.common import (
 )
 from searchain.cli.method_flags import operator_flags
 from searchain.cli.model_options import (
+    AbstainOpt,
     ApiOpt,
     BaseUrlOpt,
     CacheOpt,
+    ConfidenceCheckOpt,
+    MaxRiskOpt,
     ModelOpt,
     ModelPathOpt,
     ThreadsOpt,
@@ -71,6 +74,9 @@ def serve(
     cache: CacheOpt = True,
     threads: ThreadsOpt = None,
     option: MethodOpt = None,
+    abstain_below: AbstainOpt = None,
+    max_risk: MaxRiskOpt = None,
+    confidence_check: ConfidenceCheckOpt = None,
     allowed_host: AllowedHostOpt = None,
     rate_limit: RateLimitOpt = "60/min",
     method_flags: dict[str, Any] | None = None,
@@ -85,7 +91,8 @@ def serve(
     Clients choose only plain per-request options (numbers, switches, enum names): paths,
     URLs and models — the method settings below (--reader, --tools, --nli, --reward-model,
     --reward-reference, --template) and -O METHOD.KEY=VALUE — are set here by the operator,
-    once, for every request."""
+    once, for every request. --abstain-below/--max-risk and --confidence-check hold for every
+    answer on every face (a /v1/ask request may set its own)."""
     given = dict(locals())  # the options as typer passed them, before any other name
     token = os.environ.get("SEARCHAIN_API_TOKEN") or None
     try:
@@ -98,7 +105,7 @@ def serve(
     except ValueError as e:
         fail(str(e))
     logging.basicConfig(level=logging.WARNING)
-    spec = cli_spec(**shared(given))
+    spec = cli_spec(**shared(given), method=method)
     engine = open_engine(spec, max_concurrent, operator_options(method_flags or {}, option))
     settings = Settings(
         token=token,
@@ -138,9 +145,19 @@ def open_engine(
     except (FileNotFoundError, ValueError, RuntimeError, ImportError) as e:
         fail(str(e))
     try:
-        return Engine(client, r, max_concurrent=max_concurrent, method_options=method_options)
+        engine = Engine(
+            client,
+            r,
+            max_concurrent=max_concurrent,
+            method_options=method_options,
+            confidence_checks=spec.confidence_checks,
+            abstain_below=spec.abstain_below,
+            max_risk=spec.max_risk,
+        )
+        engine.abstention(spec.method)  # a risk bound the default method cannot keep: now
     except (LLMError, ValueError, FileNotFoundError, ImportError) as e:
         fail(str(e))
+    return engine
 
 
 def operator_options(

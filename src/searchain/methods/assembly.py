@@ -160,6 +160,24 @@ def open_retriever(spec: Spec, llm: LLM | None = None) -> Retriever:
     )
 
 
+@dataclass(frozen=True)
+class Abstention:
+    """A threshold below which an answer is withheld (its guess kept in the trace), and the
+    terms of its guarantee when one was certified (``--max-risk``)."""
+
+    threshold: float
+    guarantee: str = ""
+
+    def apply(self, trace: Trace) -> Trace:
+        conf = trace.confidence
+        if conf is not None:
+            conf.threshold = self.threshold
+            conf.abstained = conf.value < self.threshold
+            if self.guarantee:
+                conf.note = " ".join(filter(None, [conf.note, self.guarantee]))
+        return trace
+
+
 @dataclass
 class Runner:
     """A method, assembled: call it with a question for a :class:`Trace`."""
@@ -169,19 +187,11 @@ class Runner:
     retriever: Retriever | None
     method: Method
 
-    threshold: float | None = None  # the abstention threshold, when one is asked for
-    guarantee: str = ""  # --max-risk's terms, in words
+    abstention: Abstention | None = None  # when an abstention threshold is asked for
 
     def __call__(self, question: str) -> Trace:
         trace = answering(self.method, self.llm, self.spec.confidence_checks)(question)
-        if self.threshold is not None and trace.confidence is not None:
-            trace.confidence.threshold = self.threshold
-            trace.confidence.abstained = trace.confidence.value < self.threshold
-            if self.guarantee:
-                trace.confidence.note = " ".join(
-                    filter(None, [trace.confidence.note, self.guarantee])
-                )
-        return trace
+        return self.abstention.apply(trace) if self.abstention else trace
 
 
 def answering(method: Method, llm: LLM, checks: tuple[str, ...] = ()) -> Callable[[str], Trace]:
@@ -231,28 +241,39 @@ def assemble(
         retriever = open_retriever(spec, llm)
     method = build_method(spec.method, llm, retriever, **{**spec.options, **objects})
     runner = Runner(spec, llm, retriever, method)
-    runner.threshold, runner.guarantee = abstention(spec, llm)
+    runner.abstention = abstention(spec, llm)
     return runner
 
 
-def abstention(spec: Spec, llm: LLM) -> tuple[float | None, str]:
-    """The threshold below which answers are withheld, and the terms of its guarantee."""
-    if spec.max_risk is None:
-        return spec.abstain_below, ""
+def abstention(spec: Spec, llm: LLM) -> Abstention | None:
+    """The spec's abstention (None: every answer is given)."""
+    return abstention_for(
+        record_of(spec.method).name, llm, spec.abstain_below, spec.max_risk, spec.risk_delta
+    )
+
+
+def abstention_for(
+    method: str,
+    llm: LLM,
+    abstain_below: float | None,
+    max_risk: float | None,
+    delta: float = 0.1,
+) -> Abstention | None:
+    """A plain threshold, or the one certified for ``max_risk`` on the calibration items of
+    ``method``'s calibrator for ``llm``'s model (a ``ValueError`` when it has none)."""
+    if max_risk is None:
+        return None if abstain_below is None else Abstention(abstain_below)
     from searchain.scoring.calibration import risk_controlling_threshold
     from searchain.scoring.confidence import model_key, shipped_calibrator
 
-    method = record_of(spec.method).name
     calibrator = shipped_calibrator(method, model_key(llm.model))
     if calibrator is None or not calibrator.get("calibration"):
         raise ValueError(
-            f"--max-risk needs a calibrated confidence, and no calibrator was fit for {method} "
-            f"on {model_key(llm.model)} (`searchain calibrate` fits one); --abstain-below P "
-            "takes a plain threshold"
+            f"a maximum risk (--max-risk, max_risk) needs a calibrated confidence, and no "
+            f"calibrator was fit for {method} on {model_key(llm.model)} (`searchain "
+            "calibrate` fits one); a plain threshold (--abstain-below, abstain_below) needs none"
         )
     scores, correct = zip(*calibrator["calibration"], strict=True)
-    found = risk_controlling_threshold(
-        scores, [bool(c) for c in correct], spec.max_risk, spec.risk_delta
-    )
+    found = risk_controlling_threshold(scores, [bool(c) for c in correct], max_risk, delta)
     # No certified threshold: withhold everything rather than pretend (said in the terms).
-    return (found.threshold if found.threshold is not None else math.inf), found.terms()
+    return Abstention(found.threshold if found.threshold is not None else math.inf, found.terms())

@@ -29,6 +29,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 
 from searchain import redaction
+from searchain.methods.assembly import Abstention
 from searchain.net.serving import BodyLimit
 from searchain.server import models as m
 from searchain.server.engine import Engine, ServiceBusy, why_not_built
@@ -138,14 +139,16 @@ def _add_ask_routes(app: FastAPI, engine: Engine, s: Settings, auth: list[Any]) 
     """POST /v1/ask and /v1/ask/stream."""
     AskRequest = m.ask_model(engine.methods, s.default_method, s.max_question_chars)
 
-    async def prepare(req: m.AskBase) -> Any:
-        """Validate what needs the engine, then take a slot (429 when none is free)."""
+    async def prepare(req: m.AskBase) -> tuple[Any, Abstention | None]:
+        """Validate what needs the engine, then take a slot (429 when none is free): the
+        method built, and the abstention asked for (or the server's)."""
         question: str = req.question  # type: ignore[attr-defined]
         name: str = req.method  # type: ignore[attr-defined]
         try:
             engine.check_question(question)
             # Off the event loop: a first build may load a model (the query embedder).
             method = await asyncio.to_thread(engine.build, name, req.options.given())
+            abstention = engine.abstention(name, req.abstain_below, req.max_risk)  # type: ignore[attr-defined]
         except ValueError as e:  # the method refusing an option value: our own message
             raise ApiError(422, one_line(str(e))) from None
         except Exception as e:  # the server's business: logged, not echoed (but for a summary)
@@ -155,18 +158,23 @@ def _add_ask_routes(app: FastAPI, engine: Engine, s: Settings, auth: list[Any]) 
             engine.acquire()
         except ServiceBusy as e:
             raise ApiError(429, f"{e}; retry later", {"Retry-After": "5"}) from None
-        return method
+        return method, abstention
+
+    def checks_of(req: m.AskBase) -> tuple[str, ...] | None:
+        asked = req.confidence_checks  # type: ignore[attr-defined]
+        return None if asked is None else tuple(asked)
 
     @app.post("/v1/ask", response_model=m.TraceOut, responses=ASK_ERRORS, dependencies=auth)
     async def ask(req: AskRequest) -> Any:  # type: ignore[valid-type]
         """Answer a question; the full trace (reasoning nodes, references, citations)."""
-        method = await prepare(req)
+        method, abstention = await prepare(req)
         try:
             trace = await engine.answer(
                 method,
                 req.question,  # type: ignore[attr-defined]
                 s.timeout,
-                checks=tuple(req.confidence_checks),  # type: ignore[attr-defined]
+                checks=checks_of(req),
+                abstention=abstention,
             )
         except Exception as e:
             raise answer_error(e, s.timeout) from None
@@ -188,9 +196,9 @@ def _add_ask_routes(app: FastAPI, engine: Engine, s: Settings, auth: list[Any]) 
         """Server-sent events: ``event: progress`` (``data``: round, chain, node, ... see
         ``searchain.events``), then ``event: trace`` with the trace, or ``event: error``
         with ``{"error", "status"}``."""
-        method = await prepare(req)
-        checks = tuple(req.confidence_checks)  # type: ignore[attr-defined]
-        return EventStream(_stream(engine, method, req.question, s, checks))  # type: ignore[attr-defined]
+        method, abstention = await prepare(req)
+        run = _stream(engine, method, req.question, s, checks_of(req), abstention)  # type: ignore[attr-defined]
+        return EventStream(run)
 
 
 def _add_lookup_routes(app: FastAPI, engine: Engine, s: Settings, auth: list[Any]) -> None:
@@ -297,7 +305,12 @@ def _add_health_and_viewer(app: FastAPI, engine: Engine, s: Settings) -> None:
 
 
 async def _stream(
-    engine: Engine, method: Any, question: str, s: Settings, checks: tuple[str, ...] = ()
+    engine: Engine,
+    method: Any,
+    question: str,
+    s: Settings,
+    checks: tuple[str, ...] | None = None,
+    abstention: Abstention | None = None,
 ) -> AsyncIterator[str]:
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
@@ -305,7 +318,9 @@ async def _stream(
     def on_event(event: dict[str, Any]) -> None:  # called from the worker thread
         loop.call_soon_threadsafe(queue.put_nowait, event)
 
-    task = asyncio.ensure_future(engine.answer(method, question, s.timeout, on_event, checks))
+    task = asyncio.ensure_future(
+        engine.answer(method, question, s.timeout, on_event, checks, abstention)
+    )
     try:
         while not task.done() or not queue.empty():
             getter = asyncio.ensure_future(queue.get())

@@ -29,11 +29,12 @@ from searchain.events import listening
 from searchain.llm import LLM, LLMError
 from searchain.llm.base import GenerationParams, Message, find_tokenizer
 from searchain.methods import registry
-from searchain.methods.assembly import Spec, answering, assemble
+from searchain.methods.assembly import Abstention, Spec, abstention_for, answering, assemble
 from searchain.methods.base import Method
 from searchain.net.deadline import _CANCEL, Cancelled, cancel_scope  # noqa: F401 - _CANCEL: tests
 from searchain.net.deadline import check_cancelled as _check_cancelled
 from searchain.retrieval.base import Retriever
+from searchain.scoring.confidence_checks import check_names
 from searchain.types import CompletionResult, Trace
 
 __all__ = ["CancellableLLM", "Cancelled", "Engine", "ServiceBusy"]
@@ -96,9 +97,17 @@ class Engine:
         max_concurrent: int = 2,
         max_question_tokens: int = 512,
         method_options: Mapping[str, Mapping[str, Any]] | None = None,
+        confidence_checks: tuple[str, ...] = (),
+        abstain_below: float | None = None,
+        max_risk: float | None = None,
     ) -> None:
         if max_concurrent < 1:
             raise ValueError("max_concurrent must be at least 1")
+        # What every answer gets unless its request says otherwise (the operator's choice,
+        # and all a chat front-end or an MCP agent gets: they cannot send these).
+        self.confidence_checks = check_names(confidence_checks)
+        self.abstain_below, self.max_risk = abstain_below, max_risk
+        self._abstentions: dict[tuple[str, float | None, float | None], Abstention | None] = {}
         self.llm = CancellableLLM(llm)
         self.retriever = retriever
         # A retriever that prompts an LLM itself (LLM-URL names its URLs with one) must stop
@@ -211,6 +220,19 @@ class Engine:
         except TypeError as e:  # an option the method does not take
             raise ValueError(f"invalid options for {name}: {e}") from None
 
+    def abstention(
+        self, name: str, abstain_below: float | None = None, max_risk: float | None = None
+    ) -> Abstention | None:
+        """The request's abstention threshold, else the operator's; a risk bound is certified
+        once per method on its calibrator's items. ``ValueError`` when ``max_risk`` is asked
+        of a method with no calibrator for this model (the client's to fix)."""
+        if abstain_below is None and max_risk is None:
+            abstain_below, max_risk = self.abstain_below, self.max_risk
+        key = (registry.record_of(name).name, abstain_below, max_risk)
+        if key not in self._abstentions:
+            self._abstentions[key] = abstention_for(key[0], self.llm, abstain_below, max_risk)
+        return self._abstentions[key]
+
     # -- running ---------------------------------------------------------------------------
     def acquire(self) -> None:
         with self._lock:
@@ -228,16 +250,22 @@ class Engine:
         question: str,
         timeout: float,
         on_event: Callable[[dict[str, Any]], None] | None = None,
-        checks: tuple[str, ...] = (),
+        checks: tuple[str, ...] | None = None,
+        abstention: Abstention | None = None,
     ) -> Trace:
         """Run ``method`` in a worker thread; the caller has :meth:`acquire`\\ d a slot, which is
-        released when the work ends (not when this returns). Raises ``TimeoutError``."""
+        released when the work ends (not when this returns). Raises ``TimeoutError``.
+        ``checks``: the costly confidence checks (None: the operator's); ``abstention``: from
+        :meth:`abstention`, applied to the answer."""
         cancel = threading.Event()
 
-        # LLM-URL's reports (the URLs, their fates) and its URL generation's usage go into
-        # the trace, as on the command line.
-        # As the command line runs it (LLM-URL's reports, the confidence checks asked for).
-        run = answering(method, self.llm, checks)
+        # As the command line runs it: LLM-URL's reports (the URLs, their fates) in the trace,
+        # the confidence checks asked for, then the abstention threshold.
+        answer = answering(method, self.llm, self.confidence_checks if checks is None else checks)
+
+        def run(question: str) -> Trace:
+            trace = answer(question)
+            return abstention.apply(trace) if abstention else trace
 
         def work() -> Trace:
             with cancel_scope(cancel):  # this thread's own context (copied below)

@@ -20,7 +20,9 @@ from typing import Any
 
 from searchain import redaction
 from searchain.llm import LLMError
+from searchain.methods.assembly import Abstention
 from searchain.methods.base import Method
+from searchain.scoring.confidence import abstention_text
 from searchain.server.engine import Engine, ServiceBusy, why_not_built
 from searchain.types import Passage, Trace
 
@@ -41,15 +43,26 @@ def one_line(text: str, limit: int = 300) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-async def start_answer(engine: Engine, name: str, options: dict[str, Any], question: str) -> Method:
+@dataclass(frozen=True)
+class Started:
+    """A method built for one answer, and the server's abstention for it."""
+
+    method: Method
+    abstention: Abstention | None
+
+
+async def start_answer(
+    engine: Engine, name: str, options: dict[str, Any], question: str
+) -> Started:
     """``/v1/ask``'s checks, in the same order: the question's length in tokens, the method
-    built with the client's (already allow-listed) options, then an answer slot (429 when
-    none is free). The caller must hand the method to :class:`Answering` at once: the slot
-    is released when that answer ends."""
+    built with the client's (already allow-listed) options and the server's abstention for
+    it, then an answer slot (429 when none is free). The caller must hand the result to
+    :class:`Answering` at once: the slot is released when that answer ends."""
     try:
         engine.check_question(question)
         # Off the event loop: a first build may load a model (the query embedder).
         method = await asyncio.to_thread(engine.build, name, options)
+        abstention = engine.abstention(name)
     except ValueError as e:  # the method refusing an option value: our own message
         raise FaceError(400, one_line(str(e)), "invalid_request") from None
     except Exception as e:  # the server's business: logged, not echoed (but for a summary)
@@ -59,7 +72,7 @@ async def start_answer(engine: Engine, name: str, options: dict[str, Any], quest
         engine.acquire()
     except ServiceBusy as e:
         raise FaceError(429, f"{e}; retry later", "busy", RETRY_AFTER) from None
-    return method
+    return Started(method, abstention)
 
 
 def answer_error(e: BaseException, timeout: float) -> FaceError:
@@ -83,17 +96,20 @@ class Answering:
     """One answer under way, started at once (so its slot is released even if nobody ever
     reads it): its progress events as they come, then its trace."""
 
-    def __init__(self, engine: Engine, method: Method, question: str, timeout: float) -> None:
+    def __init__(self, engine: Engine, started: Started, question: str, timeout: float) -> None:
         self.engine, self.timeout = engine, timeout
+        self.abstention = started.abstention
         self.loop = asyncio.get_running_loop()
         self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.started = False
-        self.task = asyncio.ensure_future(self._run(method, question))
+        self.task = asyncio.ensure_future(self._run(started.method, question))
         self.task.add_done_callback(self._settle)
 
     async def _run(self, method: Method, question: str) -> Trace:
         self.started = True  # from here on engine.answer releases the slot itself
-        return await self.engine.answer(method, question, self.timeout, self._on_event)
+        return await self.engine.answer(
+            method, question, self.timeout, self._on_event, abstention=self.abstention
+        )
 
     def _on_event(self, event: dict[str, Any]) -> None:  # called from the worker thread
         if not self.loop.is_closed():  # a server shutting down: nobody is reading any more
@@ -193,6 +209,12 @@ def sources(trace: Trace) -> list[Source]:
 def answer_text(trace: Trace) -> str:
     """The answer as written, with its ``[n]`` marks (the short answer when there is none)."""
     return (trace.final_content or trace.answer).strip()
+
+
+def withheld_notice(trace: Trace) -> str:
+    """Before a withheld answer, in words: that it is withheld, why, and the best guess
+    (empty for an answer given)."""
+    return abstention_text(trace)
 
 
 def confidence(trace: Trace) -> dict[str, Any] | None:

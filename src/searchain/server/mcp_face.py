@@ -37,6 +37,7 @@ from searchain.server.faces import (
     one_line,
     sources,
     start_answer,
+    withheld_notice,
 )
 from searchain.server.models import ask_options_model
 from searchain.types import Passage
@@ -199,8 +200,9 @@ async def answer(
     finally:
         answering.cancel()
     srcs = [SourceHit(mark=s.mark, **hit(s.passage)) for s in sources(trace)]
+    notice = withheld_notice(trace)  # a withheld answer says so before the guess
     return AnswerResult(
-        answer=answer_text(trace),
+        answer=f"{notice}\n\n{answer_text(trace)}" if notice else answer_text(trace),
         short_answer=trace.answer,
         method=trace.method,
         sources=srcs,

@@ -136,6 +136,15 @@ class AskBase(BaseModel):
             raise ValueError("question is empty")
         return q
 
+    @model_validator(mode="after")
+    def _one_threshold(self) -> AskBase:
+        if (
+            getattr(self, "abstain_below", None) is not None
+            and getattr(self, "max_risk", None) is not None
+        ):
+            raise ValueError("give abstain_below or max_risk, not both")
+        return self
+
 
 def ask_model(methods: tuple[str, ...], default: str, max_chars: int) -> type[AskBase]:
     """The request model for this server: its methods, their options' allow-list and the
@@ -148,13 +157,37 @@ def ask_model(methods: tuple[str, ...], default: str, max_chars: int) -> type[As
         method=(Literal[methods], Field(default, description="See GET /v1/methods.")),  # type: ignore[valid-type]
         options=(options, Field(default_factory=options)),
         confidence_checks=(
-            list[Literal[CHECK_NAMES]],  # type: ignore[valid-type]
+            list[Literal[CHECK_NAMES]] | None,  # type: ignore[valid-type]
             Field(
-                default_factory=list,
+                None,
                 max_length=len(CHECK_NAMES),
                 description="Confidence signals that cost model calls, run after the "
                 "answer (their cost is in confidence.cost): nli asks the model whether the "
-                "cited passages state the answer.",
+                "cited passages state the answer. Not given: the server's (`searchain serve "
+                "--confidence-check`); [] for none.",
+            ),
+        ),
+        abstain_below=(
+            float | None,
+            Field(
+                None,
+                ge=0.0,
+                le=1.0,
+                description="Withhold an answer whose confidence is below this "
+                "(confidence.abstained; the guess stays the answer). With neither this nor "
+                "max_risk, the server's threshold applies, if it has one.",
+            ),
+        ),
+        max_risk=(
+            float | None,
+            Field(
+                None,
+                gt=0.0,
+                lt=1.0,
+                description="Withhold answers below the threshold that keeps the error rate "
+                "among answered questions at most this, with probability 0.9 under "
+                "exchangeability with the calibration items (the terms are in "
+                "confidence.note); 422 for a method with no calibrator for this model.",
             ),
         ),
     )

@@ -43,6 +43,7 @@ from searchain.server.faces import (
     footer,
     sources,
     start_answer,
+    withheld_notice,
 )
 from searchain.types import Passage, Trace
 
@@ -159,8 +160,8 @@ def register_openai_routes(app: FastAPI, engine: Engine, settings: Any) -> None:
             )
         question = question_of(req.messages, settings.max_question_chars)  # type: ignore[attr-defined]
         options = req.options.given() if req.options is not None else {}  # type: ignore[attr-defined]
-        method = await start_answer(engine, req.model, options, question)  # type: ignore[attr-defined]
-        answering = Answering(engine, method, question, settings.timeout)
+        started = await start_answer(engine, req.model, options, question)  # type: ignore[attr-defined]
+        answering = Answering(engine, started, question, settings.timeout)
         reply = Reply(req.model, str(request.base_url))  # type: ignore[attr-defined]
         if req.stream:  # type: ignore[attr-defined]
             usage_chunk = req.stream_options is not None and req.stream_options.include_usage  # type: ignore[attr-defined]
@@ -227,14 +228,16 @@ class Reply:
     def message(self, trace: Trace) -> tuple[dict[str, Any], list[Source]]:
         srcs = sources(trace)
         text = answer_text(trace)
-        content = f"{text}\n\n{footer(srcs, confidence(trace))}"
+        notice = withheld_notice(trace)  # a withheld answer says so before the guess
+        lead = f"{notice}\n\n" if notice else ""
+        content = f"{lead}{text}\n\n{footer(srcs, confidence(trace))}"
         by_mark = {s.mark: s for s in srcs}
         annotations = [
             {
                 "type": "url_citation",
                 "url_citation": {
-                    "start_index": m.start(),
-                    "end_index": m.end(),
+                    "start_index": len(lead) + m.start(),
+                    "end_index": len(lead) + m.end(),
                     "title": by_mark[int(m[1])].locator,
                     "url": link(by_mark[int(m[1])].passage, self.base),
                 },
