@@ -6,7 +6,7 @@ again. Resumable (one JSON line per item under ``--out``).
 
     SEARCHAIN_THREADS=1 .venv/bin/python bench/confidence_nli_signal.py run \\
         results/quality/qwen2.5-coder-1.5b/tune/hotpotqa-paper40 \\
-        results/calibration/qwen2.5-coder-1.5b/hotpotqa-60 --method searchain
+        results/calibration/qwen2.5-coder-1.5b/hotpotqa-calibration --method searchain
     .venv/bin/python bench/confidence_nli_signal.py table --method searchain
 """
 

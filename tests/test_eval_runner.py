@@ -166,8 +166,24 @@ def test_retry_failed_answers_only_the_failed_items_again_and_keeps_every_attemp
 def test_a_run_dir_of_another_configuration_is_refused(tmp_path: Path) -> None:
     prepare_run_dir(tmp_path, {"methods": ["searchain"], "limit": 10})
     prepare_run_dir(tmp_path, {"methods": ["searchain"], "limit": 10})  # same: fine
-    with pytest.raises(RunConfigMismatch, match="differs in: limit"):
-        prepare_run_dir(tmp_path, {"methods": ["searchain"], "limit": 20})
+    with pytest.raises(RunConfigMismatch, match="differs in: methods"):
+        prepare_run_dir(tmp_path, {"methods": ["cot"], "limit": 10})
+    with pytest.raises(RunConfigMismatch, match=r"differs in: limit.*may grow, not shrink"):
+        prepare_run_dir(tmp_path, {"methods": ["searchain"], "limit": 5})
+    with pytest.raises(RunConfigMismatch, match="differs in: limit, methods"):
+        prepare_run_dir(tmp_path, {"methods": ["cot"], "limit": 20})
+
+
+def test_a_larger_limit_grows_the_run_and_keeps_its_items(tmp_path: Path) -> None:
+    prepare_run_dir(tmp_path, {"methods": ["rr"], "limit": 1, "seed": 0})
+    items = [Item("1", "q1"), Item("2", "q2")]
+    assert run(items[:1], {"rr": _echo}, tmp_path).done == 1
+    prepare_run_dir(tmp_path, {"methods": ["rr"], "limit": 2, "seed": 0})
+    summary = run(items, {"rr": _echo}, tmp_path)
+    assert (summary.skipped, summary.done) == (1, 1)  # only the new item is answered
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["config"]["limit"] == 2 and manifest["grown_from"][0]["limit"] == 1
+    prepare_run_dir(tmp_path, {"methods": ["rr"], "limit": None, "seed": 0})  # all: grows too
 
 
 def test_a_torn_last_line_is_ignored_and_repaired(tmp_path: Path) -> None:
