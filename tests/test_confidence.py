@@ -173,6 +173,10 @@ def test_searchain_calibrate_fits_from_a_run_and_every_answer_uses_it(
     path = tmp_path / "cache" / "calibrators" / "calibrator-retrieve-read--tiny.json"
     fitted = json.loads(path.read_text())
     assert fitted["fit_on"]["items"] == 27 and fitted["fit_on"]["right"] == 18
+    # the penalty cross-validation chose, and the bar it was held against, said and kept
+    assert fitted["l2"] in (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
+    assert f"penalty {fitted['l2']:g} by cross-validation" in got.output
+    assert "the base rate alone scores" in " ".join(got.output.split())
     conf = assess(_trace(), "tiny.gguf")
     assert conf.calibrated and conf.value > 0.5 and conf.calibrator["name"] == "retrieve-read--tiny"
     conf_mod.shipped_calibrator.cache_clear()

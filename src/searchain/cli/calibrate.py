@@ -70,3 +70,16 @@ def calibrate(
         f"calibrator for {method} on {calibrator['model']}: {fit['items']} items "
         f"({fit['right']} right) -> {path}"
     )
+    chosen = calibrator["l2_chosen_by"]
+    loss = chosen["cv_log_loss"][f"{calibrator['l2']:g}"]
+    bar = chosen["base_rate_log_loss"]
+    err.print(
+        f"penalty {calibrator['l2']:g} by cross-validation: log-loss {loss:.3f} on items it "
+        f"was not fit on; the base rate alone scores {bar:.3f}"
+    )
+    if loss >= bar:
+        err.print(
+            "[yellow]warning:[/] on these items the signals predict no better than the share "
+            "right: its probabilities stay near that share. More items, or a method whose "
+            "traces say more, may help."
+        )
