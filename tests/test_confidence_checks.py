@@ -15,8 +15,13 @@ from searchain.readers.nli import answer_claim
 from searchain.scoring import confidence as conf_mod
 from searchain.scoring.confidence import assess, signals
 from searchain.scoring.confidence_checks import (
+    SAMPLES,
     check_names,
+    consistency_check,
     nli_check,
+    resampled_answers,
+    run_checks,
+    states,
     supporting_passages,
 )
 from searchain.types import Citation, Passage, Trace, Usage
@@ -61,7 +66,8 @@ class RecordingJudge:
 def test_checks_are_named_and_unknown_ones_refused() -> None:
     assert check_names(None) == () and check_names(["nli", "nli"]) == ("nli",)
     assert check_names("nli") == ("nli",)
-    with pytest.raises(ValueError, match="no confidence check 'entails'; known: nli"):
+    assert check_names(["nli", "consistency"]) == ("consistency", "nli")
+    with pytest.raises(ValueError, match="no confidence check 'entails'; known: nli, consistency"):
         check_names(["entails"])
 
 
@@ -114,6 +120,34 @@ def test_a_calibrator_without_the_signal_says_it_was_not_used(
         conf_mod.shipped_calibrator.cache_clear()
     finally:
         conf_mod.shipped_calibrator.cache_clear()
+
+
+def test_a_sample_states_the_answer_when_one_holds_the_other_whole() -> None:
+    assert states("Shirley Temple", "shirley temple.")
+    assert states("Shirley Temple Black", "Shirley Temple")  # the sample says more
+    assert states("Paris", "Paris, France")
+    assert not states("Temple", "Shirley Temples") and not states("", "x")
+    assert not states("No", "Yes")
+
+
+def test_the_consistency_check_samples_the_real_model_reproducibly(tmp_path: Path) -> None:
+    from searchain.llm import make_llm
+
+    llm = make_llm("local", model="gemma-3-270m", cache=tmp_path / "calls.sqlite")
+    samples, usage = resampled_answers(_trace(), llm)
+    assert len(samples) == SAMPLES and usage.llm_calls + usage.cached_calls == 1
+    again, _ = resampled_answers(_trace(), llm)
+    assert again == samples  # seeded: the same samples (and cacheable)
+    found, _ = consistency_check(_trace(), llm)
+    assert found["answer_agreement"] == sum(states(x, "Shirley Temple") for x in samples) / 5
+    odd = _trace()
+    odd.answer = "the Zanzibar String Quartet"  # an answer no sample gives
+    assert consistency_check(odd, llm)[0] == {"answer_agreement": 0.0}
+    cost = run_checks(odd, ["consistency"], llm)
+    assert odd.meta["confidence_checks"]["consistency"] == {"answer_agreement": 0.0}
+    assert cost["llm_calls"] == 1 and signals(odd)["answer_agreement"] == 0.0
+    conf = assess(odd, "gemma-3-270m")
+    assert "asked again, the model mostly answers otherwise" in conf.lowered_by
 
 
 def _run(path: Path, n: int = 30) -> Path:

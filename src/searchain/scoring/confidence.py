@@ -34,7 +34,8 @@ from searchain.text import normalize_answer
 from searchain.types import Confidence, Trace
 
 CHECKS_KEY = "confidence_checks"  # trace.meta: {check: {signal: value}} (confidence_checks.py)
-CHECK_SIGNALS = {"answer_supported": "nli"}  # each costly signal, and the check giving it
+# each costly signal, and the check giving it
+CHECK_SIGNALS = {"answer_supported": "nli", "answer_agreement": "consistency"}
 CONFIRMED = ("corrected", "completed")  # IR's own answers; "verified" needs a confident reader
 UNCALIBRATED = (
     "uncalibrated score: no calibrator was fit for {method} on {model}; `searchain calibrate` "
@@ -133,14 +134,16 @@ AGAINST = {
     "answer_in_cited": "the answer is not in the passages cited",
     "answer_from_confirmed_node": "the answer is not one the search confirmed",
     "answer_supported": "the model does not find the answer stated in the cited passages",
+    "answer_agreement": "asked again, the model mostly answers otherwise",
 }
 
 
 def _evidence(found: dict[str, float]) -> dict[str, float]:
     """The binary evidence the trace has, a costly check's probability read at 0.5."""
     held = {k: found[k] for k in EVIDENCE if k in found}
-    if "answer_supported" in found:
-        held["answer_supported"] = float(found["answer_supported"] >= 0.5)
+    for costly in CHECK_SIGNALS:  # a probability or a share, read at one half
+        if costly in found:
+            held[costly] = float(found[costly] >= 0.5)
     return held
 
 

@@ -8,6 +8,11 @@ method has answered, and their cost is said in ``confidence.cost``:
   answers the question (two scoring calls; the signal ``answer_supported``, P(supported)
   where the backend scores continuations, else 1/0 from the generated verdict). An answer
   that cites nothing is judged against the passages the method read (at most five).
+* ``consistency`` — whether the model says the same again: it answers the question from the
+  same passages :data:`SAMPLES` times more, sampled (temperature :data:`TEMPERATURE`, fixed
+  seeds, so the samples are reproducible and cached), with retrieve-then-read's prompt; the
+  signal ``answer_agreement`` is the share of samples that state the answer (one LLM call of
+  ``n`` samples; self-consistency as a confidence, as in UniCR's consistency signal).
 
 A check's values are kept in ``trace.meta["confidence_checks"]`` (``{check: {signal:
 value}}``), where ``signals`` finds them again; answers with a check are mapped by the
@@ -21,13 +26,20 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from searchain import prompts
+from searchain.answers import short_answer
+from searchain.llm import LLM
+from searchain.llm.prompting import is_chat
 from searchain.readers.nli import answer_claim, make_judge, support
 from searchain.scoring.attribution import format_document
 from searchain.scoring.confidence import CHECKS_KEY
 from searchain.text import normalize_answer
-from searchain.types import Passage, Trace
+from searchain.types import Passage, Trace, Usage
 
 MAX_PREMISE_PASSAGES = 5
+SAMPLES = 5
+TEMPERATURE = 0.7
+SAMPLE_TOKENS = 96
 
 
 def supporting_passages(trace: Trace) -> list[Passage]:
@@ -47,7 +59,46 @@ def nli_check(trace: Trace, judge: Any) -> dict[str, float]:
     return {"answer_supported": support(judge, premise, answer_claim(trace.question, trace.answer))}
 
 
-CHECKS: dict[str, Callable[[Trace, Any], dict[str, float]]] = {"nli": nli_check}
+def _nli(trace: Trace, llm: LLM) -> tuple[dict[str, float], Usage]:
+    judge = make_judge("llm", llm)
+    found = nli_check(trace, judge)
+    return found, judge.usage
+
+
+def states(sample: str, answer: str) -> bool:
+    """Whether a sampled short answer states ``answer`` (normalised; either one holding the
+    other whole, as "Paris" and "Paris, France" do)."""
+    a, s = normalize_answer(answer), normalize_answer(sample)
+    return bool(a and s) and (a == s or f" {a} " in f" {s} " or f" {s} " in f" {a} ")
+
+
+def resampled_answers(trace: Trace, llm: LLM, n: int = SAMPLES) -> tuple[list[str], Usage]:
+    """``n`` answers to the trace's question from its supporting passages, sampled."""
+    documents = "\n".join(f"[{i}] {p.title}: {p.text}" for i, p in enumerate(
+        supporting_passages(trace), 1))  # fmt: skip
+    params = {"max_tokens": SAMPLE_TOKENS, "temperature": TEMPERATURE, "seed": 1, "n": n}
+    values = {"documents": documents, "question": trace.question}
+    if is_chat(llm):
+        result = llm.chat(prompts.messages("retrieve_read", **values), stop=(), **params)
+    else:
+        result = llm.complete(prompts.fill("retrieve_read", **values), stop=("\n",), **params)
+    return [short_answer(c.text) for c in result.completions], result.usage
+
+
+def consistency_check(trace: Trace, llm: LLM) -> tuple[dict[str, float], Usage]:
+    """``answer_agreement``: the share of resampled answers that state the answer; 0.0 with
+    no answer or no passage, without a call."""
+    if not normalize_answer(trace.answer) or not supporting_passages(trace):
+        return {"answer_agreement": 0.0}, Usage()
+    samples, usage = resampled_answers(trace, llm)
+    agree = sum(states(s, trace.answer) for s in samples) / len(samples)
+    return {"answer_agreement": agree}, usage
+
+
+CHECKS: dict[str, Callable[[Trace, LLM], tuple[dict[str, float], Usage]]] = {
+    "nli": _nli,
+    "consistency": consistency_check,
+}
 
 
 def check_names(names: Sequence[str] | str | None) -> tuple[str, ...]:
@@ -69,9 +120,8 @@ def run_checks(trace: Trace, names: Sequence[str], llm: Any) -> dict[str, float]
     found: dict[str, dict[str, float]] = dict(trace.meta.get(CHECKS_KEY) or {})
     calls, t0 = 0, time.perf_counter()
     for name in names:
-        judge = make_judge("llm", llm)
-        found[name] = CHECKS[name](trace, judge)
-        calls += judge.usage.llm_calls + judge.usage.cached_calls
-        trace.usage.add(judge.usage)
+        found[name], usage = CHECKS[name](trace, llm)
+        calls += usage.llm_calls + usage.cached_calls
+        trace.usage.add(usage)
     trace.meta[CHECKS_KEY] = found
     return {"llm_calls": float(calls), "seconds": round(time.perf_counter() - t0, 3)}

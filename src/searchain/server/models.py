@@ -163,8 +163,9 @@ def ask_model(methods: tuple[str, ...], default: str, max_chars: int) -> type[As
                 max_length=len(CHECK_NAMES),
                 description="Confidence signals that cost model calls, run after the "
                 "answer (their cost is in confidence.cost): nli asks the model whether the "
-                "cited passages state the answer. Not given: the server's (`searchain serve "
-                "--confidence-check`); [] for none.",
+                "cited passages state the answer; consistency has it answer again from them "
+                "(5 samples) and counts the agreeing ones. Not given: the server's "
+                "(`searchain serve --confidence-check`); [] for none.",
             ),
         ),
         abstain_below=(
