@@ -1,13 +1,16 @@
-"""Does the opt-in NLI check (``--confidence-check nli``) tell right answers from wrong ones?
-Measured on calibration items only (never the reported ones): for each recorded answer of a
-method, the check's P(the cited passages state the answer), by the same model as judge, next
-to whether the answer was right; then its AUROC with a bootstrap CI. No answer is produced
-again. Resumable (one JSON line per item under ``--out``).
+"""Does an opt-in confidence check (``--confidence-check nli|consistency``) tell right answers
+from wrong ones? Measured on calibration items only (never the reported ones): for each
+recorded answer of a method, the check's signal — ``nli``: P(the cited passages state the
+answer), the same model as judge; ``consistency``: the share of 5 resampled answers that
+agree — next to whether the answer was right; then its AUROC with a bootstrap CI. No answer
+is produced again. Resumable (one JSON line per item under ``--out``, by default
+``results/confidence/CHECK-signal``).
 
-    SEARCHAIN_THREADS=1 .venv/bin/python bench/confidence_nli_signal.py run \\
+    SEARCHAIN_THREADS=1 .venv/bin/python bench/confidence_check_signal.py run \\
         results/quality/qwen2.5-coder-1.5b/tune/hotpotqa-paper40 \\
-        results/calibration/qwen2.5-coder-1.5b/hotpotqa-calibration --method searchain
-    .venv/bin/python bench/confidence_nli_signal.py table --method searchain
+        results/calibration/qwen2.5-coder-1.5b/hotpotqa-calibration --method searchain \\
+        --check consistency --limit 40
+    .venv/bin/python bench/confidence_check_signal.py table --method searchain --check consistency
 """
 
 from __future__ import annotations
@@ -26,25 +29,29 @@ sys.path.insert(0, str(ROOT / "src"))
 from searchain.eval.calibrate import item_ids  # noqa: E402
 from searchain.eval.runner import read_results  # noqa: E402
 from searchain.scoring.confidence import signals  # noqa: E402
-from searchain.scoring.confidence_checks import nli_check  # noqa: E402
+from searchain.scoring.confidence_checks import CHECKS  # noqa: E402
 from searchain.types import Trace  # noqa: E402
 
 REPORTED = [
     ROOT / "results/quality/qwen2.5-coder-1.5b/hotpotqa-100",
     ROOT / "results/quality/qwen2.5-coder-1.5b/musique-100",
 ]
-OUT = ROOT / "results/confidence/nli-signal"
+SIGNAL = {"nli": "answer_supported", "consistency": "answer_agreement"}
+
+
+def out_dir(args: argparse.Namespace) -> Path:
+    return args.out or ROOT / f"results/confidence/{args.check}-signal"
 
 
 def run(args: argparse.Namespace) -> None:
     from searchain.llm import make_llm
-    from searchain.readers.nli import make_judge
 
-    out = args.out / f"{args.method}.jsonl"
+    out = out_dir(args) / f"{args.method}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     done = {json.loads(line)["id"] for line in out.open()} if out.is_file() else set()
     seen = item_ids(REPORTED)  # never a reported item
-    judge = make_judge("llm", make_llm("local", model=args.model))
+    llm = make_llm("local", model=args.model)
+    check, name = CHECKS[args.check], SIGNAL[args.check]
     with out.open("a", encoding="utf-8") as f:
         for run_dir in args.runs:
             for r in read_results(run_dir):
@@ -53,14 +60,17 @@ def run(args: argparse.Namespace) -> None:
                 seen.add(r["id"])
                 if r["id"] in done or not r.get("trace"):
                     continue
+                if args.limit is not None and len(done) >= args.limit:
+                    return
                 trace = Trace.from_dict(r["trace"])
                 t0 = time.perf_counter()
-                found = nli_check(trace, judge)
+                found, _ = check(trace, llm)
                 right = (r.get("metrics") or {}).get("cover_em", 0.0) >= 1.0
-                row = {"id": r["id"], "p": found["answer_supported"], "right": right,
+                row = {"id": r["id"], "p": found[name], "right": right,
                        "signals": signals(trace), "seconds": time.perf_counter() - t0}  # fmt: skip
                 f.write(json.dumps(row) + "\n")
                 f.flush()
+                done.add(r["id"])
 
 
 def auroc(p: np.ndarray, right: np.ndarray) -> float:
@@ -71,15 +81,16 @@ def auroc(p: np.ndarray, right: np.ndarray) -> float:
 
 
 def table(args: argparse.Namespace) -> None:
-    rows = [json.loads(line) for line in (args.out / f"{args.method}.jsonl").open()]
+    rows = [json.loads(line) for line in (out_dir(args) / f"{args.method}.jsonl").open()]
     p = np.array([r["p"] for r in rows])
     right = np.array([r["right"] for r in rows], dtype=bool)
     rng = np.random.default_rng(0)
     boots = [auroc(p[i], right[i]) for i in (rng.integers(0, len(p), len(p)) for _ in range(2000))]
     lo, hi = np.nanpercentile(boots, [2.5, 97.5])
     print(f"{args.method}: {len(rows)} calibration items, {int(right.sum())} right")
-    print(f"AUROC of P(supported): {auroc(p, right):.2f} [{lo:.2f}, {hi:.2f}] (0.5: no signal)")
-    print(f"mean P(supported): right {p[right].mean():.2f}, wrong {p[~right].mean():.2f}")
+    name = SIGNAL[args.check]
+    print(f"AUROC of {name}: {auroc(p, right):.2f} [{lo:.2f}, {hi:.2f}] (0.5: no signal)")
+    print(f"mean {name}: right {p[right].mean():.2f}, wrong {p[~right].mean():.2f}")
 
 
 def main() -> None:
@@ -88,10 +99,12 @@ def main() -> None:
     r = sub.add_parser("run")
     r.add_argument("runs", nargs="+", type=Path)
     r.add_argument("--model", default="qwen2.5-coder-1.5b")
+    r.add_argument("--limit", type=int, help="stop when this many items are written")
     t = sub.add_parser("table")
     for p in (r, t):
         p.add_argument("--method", default="searchain")
-        p.add_argument("--out", type=Path, default=OUT)
+        p.add_argument("--check", choices=sorted(SIGNAL), default="nli")
+        p.add_argument("--out", type=Path, help="default: results/confidence/CHECK-signal")
     args = parser.parse_args()
     run(args) if args.command == "run" else table(args)
 
