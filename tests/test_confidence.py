@@ -16,6 +16,7 @@ import searchain
 from searchain.cli import app
 from searchain.scoring import confidence as conf_mod
 from searchain.scoring.calibration import (
+    L2_GRID,
     binomial_cdf,
     fit_logistic,
     risk_controlling_threshold,
@@ -174,7 +175,7 @@ def test_searchain_calibrate_fits_from_a_run_and_every_answer_uses_it(
     fitted = json.loads(path.read_text())
     assert fitted["fit_on"]["items"] == 27 and fitted["fit_on"]["right"] == 18
     # the penalty cross-validation chose, and the bar it was held against, said and kept
-    assert fitted["l2"] in (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
+    assert fitted["l2"] in L2_GRID
     assert f"penalty {fitted['l2']:g} by cross-validation" in got.output
     assert "the base rate alone scores" in " ".join(got.output.split())
     conf = assess(_trace(), "tiny.gguf")

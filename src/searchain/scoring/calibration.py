@@ -28,7 +28,7 @@ VERSION = 1
 
 # The penalties cross-validation chooses among (``choose_l2``): from almost none to one
 # that pulls every prediction to the base rate, as a few dozen items may need.
-L2_GRID = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
+L2_GRID = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 1000.0)
 
 
 def _design(x: np.ndarray, means: np.ndarray, scales: np.ndarray) -> np.ndarray:
