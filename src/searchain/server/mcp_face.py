@@ -64,8 +64,11 @@ class SourceHit(Hit):
 
 
 class AnswerResult(BaseModel):
-    answer: str = Field(description="The answer with its [n] citation marks.")
-    short_answer: str = ""
+    answer: str = Field(
+        description="The answer with its [n] citation marks; when the server withholds a "
+        "low-confidence answer, a 'Not answered: ...' notice comes first, then the guess."
+    )
+    short_answer: str = Field("", description="The short answer (the guess, if withheld).")
     method: str
     sources: list[SourceHit]
     confidence: dict[str, Any] | None = Field(
