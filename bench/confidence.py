@@ -15,6 +15,15 @@ Resumable: an item already written is kept.
 
 ``--refresh`` recomputes the confidences already written (after a calibrator is refit),
 keeping the naive values: no model call.
+
+``--check consistency`` (or ``nli``) runs that opt-in confidence check on each recorded answer
+first (its model calls, seeded and cached, are the check's own; the answer stays the run's), as
+``--confidence-check`` would have at run time: on calibration runs, for ``searchain calibrate``
+to fit the ``METHOD+CHECK`` calibrator; on reported runs, to score it.
+
+    SEARCHAIN_THREADS=1 .venv/bin/python bench/confidence.py \\
+        results/calibration/qwen2.5-coder-1.5b/hotpotqa-calibration --methods searchain \\
+        --check consistency --out results/confidence/consistency
 """
 
 from __future__ import annotations
@@ -31,12 +40,15 @@ sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without instal
 from searchain.eval.rescore import run_model  # noqa: E402
 from searchain.eval.runner import MANIFEST, RESULTS, read_results  # noqa: E402
 from searchain.scoring.confidence import assess, naive_logprob  # noqa: E402
+from searchain.scoring.confidence_checks import check_names, run_checks  # noqa: E402
 from searchain.types import Trace  # noqa: E402
 
 
-def with_confidence(run: Path, out: Path, methods: set[str], llm: object) -> int:
-    """Copy ``run``'s records of ``methods`` into ``out`` with their confidences; returns
-    how many were added now."""
+def with_confidence(
+    run: Path, out: Path, methods: set[str], llm: object, checks: tuple[str, ...] = ()
+) -> int:
+    """Copy ``run``'s records of ``methods`` into ``out`` with their confidences (after the
+    ``checks``); returns how many were added now."""
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(run / MANIFEST, out / MANIFEST)
     target = out / RESULTS
@@ -49,9 +61,12 @@ def with_confidence(run: Path, out: Path, methods: set[str], llm: object) -> int
                 continue
             if r.get("status") == "ok" and r.get("trace"):
                 trace = Trace.from_dict(r["trace"])
+                check_cost = run_checks(trace, checks, llm) if checks else {}
                 conf = assess(trace, model)
                 conf.naive, conf.cost = naive_logprob(llm, trace.question, trace.answer)
-                r = {**r, "trace": {**r["trace"], "confidence": conf.to_dict()}}
+                conf.cost = {**conf.cost, **{f"check_{k}": v for k, v in check_cost.items()}}
+                meta = {**r["trace"].get("meta", {}), **trace.meta}
+                r = {**r, "trace": {**r["trace"], "meta": meta, "confidence": conf.to_dict()}}
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
             f.flush()
             added += 1
@@ -84,6 +99,7 @@ def main() -> None:
     parser.add_argument("--model", default="qwen2.5-coder-1.5b", help="the runs' model")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "confidence")
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--check", action="append", help="an opt-in confidence check to run")
     parser.add_argument(
         "--refresh",
         action="store_true",
@@ -99,7 +115,7 @@ def main() -> None:
     llm = make_llm("local", model=args.model, n_threads=args.threads)
     methods = set(args.methods.split(","))
     for run in args.runs:
-        added = with_confidence(run, args.out / run.name, methods, llm)
+        added = with_confidence(run, args.out / run.name, methods, llm, check_names(args.check))
         print(f"{run.name}: {added} records with their confidence -> {args.out / run.name}")
 
 
