@@ -74,8 +74,8 @@ def states(sample: str, answer: str) -> bool:
 
 def resampled_answers(trace: Trace, llm: LLM, n: int = SAMPLES) -> tuple[list[str], Usage]:
     """``n`` answers to the trace's question from its supporting passages, sampled."""
-    documents = "\n".join(f"[{i}] {p.title}: {p.text}" for i, p in enumerate(
-        supporting_passages(trace), 1))  # fmt: skip
+    passages = supporting_passages(trace)
+    documents = "\n".join(f"[{i}] {p.title}: {p.text}" for i, p in enumerate(passages, 1))
     params = {"max_tokens": SAMPLE_TOKENS, "temperature": TEMPERATURE, "seed": 1, "n": n}
     values = {"documents": documents, "question": trace.question}
     if is_chat(llm):
