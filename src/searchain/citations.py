@@ -17,6 +17,12 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
 
 
+def numbered_documents(passages: list[Passage]) -> str:
+    """Passages as a prompt shows them, numbered for ``[n]`` marks: "[n] Title: text" (with
+    "(Title: ...)" small models copy documents instead of answering)."""
+    return "\n".join(f"[{i}] {p.title}: {p.text}" for i, p in enumerate(passages, 1))
+
+
 def marks(text: str) -> list[int]:
     return [int(n) for group in _MARK.findall(text) for n in re.split(r"\s*,\s*", group)]
 

@@ -29,11 +29,6 @@ def extract_answer(text: str) -> str:
     return citations.strip_marks(answer).strip().rstrip(".")
 
 
-def render_documents(passages: list) -> str:
-    # "[n] Title: text" — with "(Title: ...)" small models copy documents instead of answering.
-    return "\n".join(f"[{i}] {p.title}: {p.text}" for i, p in enumerate(passages, 1))
-
-
 @dataclass
 class RetrieveReadConfig:
     k: int = setting(5, "Passages read at once.", ge=1, remote_le=20)
@@ -78,7 +73,7 @@ class RetrieveRead:
             max_tokens=self.config.max_tokens,
             stop=("\n",),
             chat_stop=(),
-            documents=render_documents(passages),
+            documents=citations.numbered_documents(passages),
             question=task_question(question, self.config.task),
         )
         trace.meta.update(

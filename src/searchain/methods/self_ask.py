@@ -41,6 +41,7 @@ from typing import Any
 
 from searchain import prompts
 from searchain.answers import short_answer
+from searchain.citations import numbered_documents
 from searchain.events import emit
 from searchain.llm import LLM
 from searchain.methods.base import call_template, is_chat
@@ -51,7 +52,6 @@ from searchain.methods.baseline_util import (
     final_answer,
     task_question,
 )
-from searchain.methods.retrieve_read import render_documents
 from searchain.methods.settings import check_settings, config_from_options, setting
 from searchain.retrieval.base import Retriever
 from searchain.types import Node, Trace
@@ -249,13 +249,13 @@ class SelfAsk:
                 READ_TEMPLATE,
                 max_tokens=self.config.read_tokens,
                 chat_stop=(),
-                documents=render_documents(passages),
+                documents=numbered_documents(passages),
                 question=question,
             )
             answer = short_answer(result.text)
         else:
             read = prompts.fill(
-                READ_TEMPLATE, documents=render_documents(passages), question=question
+                READ_TEMPLATE, documents=numbered_documents(passages), question=question
             )
             result = self.llm.complete(read, max_tokens=self.config.read_tokens, stop=("\n",))
             answer = clean(result.text)

@@ -28,6 +28,7 @@ from typing import Any
 
 from searchain import prompts
 from searchain.answers import short_answer
+from searchain.citations import numbered_documents
 from searchain.llm import LLM
 from searchain.llm.prompting import is_chat
 from searchain.readers.nli import answer_claim, make_judge, support
@@ -74,8 +75,7 @@ def states(sample: str, answer: str) -> bool:
 
 def resampled_answers(trace: Trace, llm: LLM, n: int = SAMPLES) -> tuple[list[str], Usage]:
     """``n`` answers to the trace's question from its supporting passages, sampled."""
-    passages = supporting_passages(trace)
-    documents = "\n".join(f"[{i}] {p.title}: {p.text}" for i, p in enumerate(passages, 1))
+    documents = numbered_documents(supporting_passages(trace))
     params = {"max_tokens": SAMPLE_TOKENS, "temperature": TEMPERATURE, "seed": 1, "n": n}
     values = {"documents": documents, "question": trace.question}
     if is_chat(llm):

@@ -22,7 +22,6 @@ from searchain import redaction
 from searchain.llm import LLMError
 from searchain.methods.assembly import Abstention
 from searchain.methods.base import Method
-from searchain.scoring.confidence import abstention_text
 from searchain.server.engine import Engine, ServiceBusy, why_not_built
 from searchain.types import Passage, Trace
 
@@ -209,12 +208,6 @@ def sources(trace: Trace) -> list[Source]:
 def answer_text(trace: Trace) -> str:
     """The answer as written, with its ``[n]`` marks (the short answer when there is none)."""
     return (trace.final_content or trace.answer).strip()
-
-
-def withheld_notice(trace: Trace) -> str:
-    """Before a withheld answer, in words: that it is withheld, why, and the best guess
-    (empty for an answer given)."""
-    return abstention_text(trace)
 
 
 def confidence(trace: Trace) -> dict[str, Any] | None:

@@ -27,6 +27,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
+from searchain.scoring.confidence import abstention_text
 from searchain.server.engine import Engine
 from searchain.server.faces import (
     Answering,
@@ -37,7 +38,6 @@ from searchain.server.faces import (
     one_line,
     sources,
     start_answer,
-    withheld_notice,
 )
 from searchain.server.models import ask_options_model
 from searchain.types import Passage
@@ -203,7 +203,7 @@ async def answer(
     finally:
         answering.cancel()
     srcs = [SourceHit(mark=s.mark, **hit(s.passage)) for s in sources(trace)]
-    notice = withheld_notice(trace)  # a withheld answer says so before the guess
+    notice = abstention_text(trace)  # a withheld answer says so before the guess
     return AnswerResult(
         answer=f"{notice}\n\n{answer_text(trace)}" if notice else answer_text(trace),
         short_answer=trace.answer,

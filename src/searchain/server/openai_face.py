@@ -30,6 +30,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
+from searchain.scoring.confidence import abstention_text
 from searchain.server import openai_models as om
 from searchain.server.engine import Engine
 from searchain.server.face_limits import openai_error
@@ -43,7 +44,6 @@ from searchain.server.faces import (
     footer,
     sources,
     start_answer,
-    withheld_notice,
 )
 from searchain.types import Passage, Trace
 
@@ -228,7 +228,7 @@ class Reply:
     def message(self, trace: Trace) -> tuple[dict[str, Any], list[Source]]:
         srcs = sources(trace)
         text = answer_text(trace)
-        notice = withheld_notice(trace)  # a withheld answer says so before the guess
+        notice = abstention_text(trace)  # a withheld answer says so before the guess
         lead = f"{notice}\n\n" if notice else ""
         content = f"{lead}{text}\n\n{footer(srcs, confidence(trace))}"
         by_mark = {s.mark: s for s in srcs}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from searchain.citations import numbered_documents
 from searchain.retrieval.base import Retriever
 from searchain.tools.base import Tool, ToolError, ToolOutput
 
@@ -37,5 +38,5 @@ class SearchTool(Tool):
             hits = self.retriever.search(args["query"], k=self.k)
         except (RuntimeError, OSError) as e:  # a remote index that is down, ...
             raise ToolError(f"tool {self.name!r} failed: {e}") from e
-        text = "\n".join(f"[{i}] {p.title}: {p.text}" for i, p in enumerate(hits, 1))
+        text = numbered_documents(list(hits))
         return ToolOutput(text or "(no results)", passages=list(hits))
