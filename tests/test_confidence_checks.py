@@ -11,13 +11,16 @@ import pytest
 from typer.testing import CliRunner
 
 from searchain.cli import app
+from searchain.llm.base import LLMError
 from searchain.readers.nli import answer_claim
 from searchain.scoring import confidence as conf_mod
-from searchain.scoring.confidence import assess, signals
+from searchain.scoring.confidence import UNLIKELY_LOGPROB, assess, naive_logprob, signals
 from searchain.scoring.confidence_checks import (
+    NO_ANSWER_LOGPROB,
     SAMPLES,
     check_names,
     consistency_check,
+    likelihood_check,
     nli_check,
     resampled_answers,
     run_checks,
@@ -67,7 +70,8 @@ def test_checks_are_named_and_unknown_ones_refused() -> None:
     assert check_names(None) == () and check_names(["nli", "nli"]) == ("nli",)
     assert check_names("nli") == ("nli",)
     assert check_names(["nli", "consistency"]) == ("consistency", "nli")
-    with pytest.raises(ValueError, match="no confidence check 'entails'; known: nli, consistency"):
+    known = "known: nli, consistency, likelihood"
+    with pytest.raises(ValueError, match=f"no confidence check 'entails'; {known}"):
         check_names(["entails"])
 
 
@@ -148,6 +152,49 @@ def test_the_consistency_check_samples_the_real_model_reproducibly(tmp_path: Pat
     assert cost["llm_calls"] == 1 and signals(odd)["answer_agreement"] == 0.0
     conf = assess(odd, "gemma-3-270m")
     assert "asked again, the model mostly answers otherwise" in conf.lowered_by
+
+
+def test_the_likelihood_check_scores_the_answer_with_the_real_model(tmp_path: Path) -> None:
+    from searchain.llm import make_llm
+
+    llm = make_llm("local", model="gemma-3-270m", cache=tmp_path / "calls.sqlite")
+    found, usage = likelihood_check(_trace(), llm)
+    naive, _ = naive_logprob(llm, QUESTION, "Shirley Temple")
+    assert found == {"answer_logprob": naive}  # the naive value, as one signal among others
+    assert NO_ANSWER_LOGPROB < naive < 0 and usage.llm_calls + usage.cached_calls == 1
+    odd = _trace()
+    odd.answer = "the Zanzibar String Quartet of Lower Saxony"
+    cost = run_checks(odd, ["likelihood"], llm)
+    unlikely = odd.meta["confidence_checks"]["likelihood"]["answer_logprob"]
+    assert unlikely < naive and cost["llm_calls"] == 1
+    lowered = "the model finds its own answer unlikely" in assess(odd, "gemma-3-270m").lowered_by
+    assert lowered == (unlikely < UNLIKELY_LOGPROB)
+    none = _trace()
+    none.answer = ""
+    assert likelihood_check(none, llm) == ({"answer_logprob": NO_ANSWER_LOGPROB}, Usage())
+
+
+class CannotScore:
+    """A backend that generates but cannot score a given text (fault injection)."""
+
+    form = "chat"
+
+    def score_chat(self, messages: object, continuation: str) -> None:
+        raise LLMError("the endpoint returns no prompt log-probabilities")
+
+
+def test_a_backend_that_cannot_score_gets_no_likelihood_and_the_trace_says_why() -> None:
+    trace = _trace()
+    cost = run_checks(trace, ["likelihood"], CannotScore())
+    assert trace.meta["confidence_checks"]["likelihood"] == {} and cost["llm_calls"] == 0
+    assert "answer_logprob" not in signals(trace)
+    assert trace.errors == [
+        "likelihood check: no answer_logprob: the endpoint returns no prompt log-probabilities"
+    ]
+    calibrator = {**CALIBRATOR, "features": ["answer_in_cited", "answer_logprob"]}
+    calibrator.update(weights=[1.0, 1.0], means=[0.5, -2.0], scales=[0.5, 1.0])
+    note = assess(trace, "tiny", calibrator=calibrator).note
+    assert "answer_logprob not measured: taken at the calibration items' mean" in note
 
 
 def _run(path: Path, n: int = 30) -> Path:

@@ -58,7 +58,9 @@ ConfidenceCheckOpt = Annotated[
         help="A confidence signal that costs model calls, run after the answer (its cost is "
         "in the confidence): [bold]nli[/] asks the model whether the cited passages state "
         "the answer (two scoring calls); [bold]consistency[/] has it answer again from them, "
-        "5 samples, and counts how many agree (one call of 5 samples). Repeat for several.",
+        "5 samples, and counts how many agree (one call of 5 samples); [bold]likelihood[/] "
+        "scores the answer as the model's reply to the question alone (one scoring call). "
+        "Repeat for several.",
         show_default=False,
     ),
 ]

@@ -31,11 +31,18 @@ from typing import Any
 from searchain.paths import cache_root
 from searchain.scoring.match import contains_answer
 from searchain.text import normalize_answer
-from searchain.types import Confidence, Trace
+from searchain.types import Confidence, Trace, Usage
 
 CHECKS_KEY = "confidence_checks"  # trace.meta: {check: {signal: value}} (confidence_checks.py)
 # each costly signal, and the check giving it
-CHECK_SIGNALS = {"answer_supported": "nli", "answer_agreement": "consistency"}
+CHECK_SIGNALS = {
+    "answer_supported": "nli",
+    "answer_agreement": "consistency",
+    "answer_logprob": "likelihood",
+}
+# Below this mean token log-probability (a mean token probability of one half) the model
+# finds its own answer unlikely: the likelihood check's evidence against it.
+UNLIKELY_LOGPROB = math.log(0.5)
 CONFIRMED = ("corrected", "completed")  # IR's own answers; "verified" needs a confident reader
 UNCALIBRATED = (
     "uncalibrated score: no calibrator was fit for {method} on {model}; `searchain calibrate` "
@@ -135,15 +142,18 @@ AGAINST = {
     "answer_from_confirmed_node": "the answer is not one the search confirmed",
     "answer_supported": "the model does not find the answer stated in the cited passages",
     "answer_agreement": "asked again, the model mostly answers otherwise",
+    "answer_logprob": "the model finds its own answer unlikely",
 }
 
 
 def _evidence(found: dict[str, float]) -> dict[str, float]:
     """The binary evidence the trace has, a costly check's probability read at 0.5."""
     held = {k: found[k] for k in EVIDENCE if k in found}
-    for costly in CHECK_SIGNALS:  # a probability or a share, read at one half
+    for costly in ("answer_supported", "answer_agreement"):  # a probability, a share: at 1/2
         if costly in found:
             held[costly] = float(found[costly] >= 0.5)
+    if "answer_logprob" in found:  # a log-probability: its mean token probability at one half
+        held["answer_logprob"] = float(found["answer_logprob"] >= UNLIKELY_LOGPROB)
     return held
 
 
@@ -265,17 +275,23 @@ def abstention_text(trace: Trace) -> str:
     )
 
 
-def naive_logprob(llm: Any, question: str, answer: str) -> tuple[float | None, dict[str, float]]:
-    """The naive confidence: the mean token log-probability of ``answer`` as the model's
-    reply to ``question`` alone (one scoring call: its cost is returned), None without an
-    answer or where the backend cannot score a given text."""
+def answer_logprob(llm: Any, question: str, answer: str) -> tuple[float | None, Usage]:
+    """The mean token log-probability of ``answer`` as the model's reply to ``question``
+    alone (one scoring call), None without an answer (no call) or where the reply scores no
+    token. A backend that cannot score a given text raises ``LLMError``."""
     if not normalize_answer(answer):
-        return None, {"llm_calls": 0.0, "seconds": 0.0}
+        return None, Usage()
     if getattr(llm, "form", "completion") == "chat":
         messages = [{"role": "user", "content": f"Answer with a short phrase.\n{question}"}]
         scored = llm.score_chat(messages, answer)
     else:
         scored = llm.score(f"Question: {question}\nAnswer:", " " + answer)
     logprobs = [float(x) for x in scored.token_logprobs if x is not None]
-    cost = {"llm_calls": 1.0, "seconds": float(scored.usage.llm_seconds)}
-    return (sum(logprobs) / len(logprobs) if logprobs else None), cost
+    return (sum(logprobs) / len(logprobs) if logprobs else None), scored.usage
+
+
+def naive_logprob(llm: Any, question: str, answer: str) -> tuple[float | None, dict[str, float]]:
+    """The naive confidence a report compares against (``answer_logprob``), with its cost."""
+    value, usage = answer_logprob(llm, question, answer)
+    calls = float(usage.llm_calls or usage.cached_calls)
+    return value, {"llm_calls": calls, "seconds": float(usage.llm_seconds)}

@@ -13,6 +13,12 @@ method has answered, and their cost is said in ``confidence.cost``:
   seeds, so the samples are reproducible and cached), with retrieve-then-read's prompt; the
   signal ``answer_agreement`` is the share of samples that state the answer (one LLM call of
   ``n`` samples; self-consistency as a confidence, as in UniCR's consistency signal).
+* ``likelihood`` — how likely the model itself finds the answer: the mean token
+  log-probability of the answer as its reply to the question alone (one scoring call: no
+  generation; the signal ``answer_logprob``, :data:`NO_ANSWER_LOGPROB` with no answer). It is
+  the naive confidence a report compares against, here one signal among the others (UniCR's
+  fused likelihood). A backend that cannot score a given text gets no signal, and the trace's
+  errors say why.
 
 A check's values are kept in ``trace.meta["confidence_checks"]`` (``{check: {signal:
 value}}``), where ``signals`` finds them again; answers with a check are mapped by the
@@ -30,10 +36,11 @@ from searchain import prompts
 from searchain.answers import short_answer
 from searchain.citations import numbered_documents
 from searchain.llm import LLM
+from searchain.llm.base import LLMError
 from searchain.llm.prompting import is_chat
 from searchain.readers.nli import answer_claim, make_judge, support
 from searchain.scoring.attribution import format_document
-from searchain.scoring.confidence import CHECKS_KEY
+from searchain.scoring.confidence import CHECKS_KEY, answer_logprob
 from searchain.text import normalize_answer
 from searchain.types import Passage, Trace, Usage
 
@@ -41,6 +48,7 @@ MAX_PREMISE_PASSAGES = 5
 SAMPLES = 5
 TEMPERATURE = 0.7
 SAMPLE_TOKENS = 96
+NO_ANSWER_LOGPROB = -10.0  # the floor, as the reader's log-probabilities have
 
 
 def supporting_passages(trace: Trace) -> list[Passage]:
@@ -95,9 +103,23 @@ def consistency_check(trace: Trace, llm: LLM) -> tuple[dict[str, float], Usage]:
     return {"answer_agreement": agree}, usage
 
 
+def likelihood_check(trace: Trace, llm: LLM) -> tuple[dict[str, float], Usage]:
+    """``answer_logprob``: the answer's mean token log-probability as the model's reply to
+    the question alone; nothing, and a trace error, where the backend cannot score."""
+    try:
+        value, usage = answer_logprob(llm, trace.question, trace.answer)
+    except LLMError as e:
+        trace.errors.append(f"likelihood check: no answer_logprob: {e}")
+        return {}, Usage()
+    return {
+        "answer_logprob": NO_ANSWER_LOGPROB if value is None else max(value, NO_ANSWER_LOGPROB)
+    }, usage
+
+
 CHECKS: dict[str, Callable[[Trace, LLM], tuple[dict[str, float], Usage]]] = {
     "nli": _nli,
     "consistency": consistency_check,
+    "likelihood": likelihood_check,
 }
 
 

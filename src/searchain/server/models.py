@@ -164,7 +164,8 @@ def ask_model(methods: tuple[str, ...], default: str, max_chars: int) -> type[As
                 description="Confidence signals that cost model calls, run after the "
                 "answer (their cost is in confidence.cost): nli asks the model whether the "
                 "cited passages state the answer; consistency has it answer again from them "
-                "(5 samples) and counts the agreeing ones. Not given: the server's "
+                "(5 samples) and counts the agreeing ones; likelihood scores the answer as the "
+                "model's reply to the question alone (one scoring call). Not given: the server's "
                 "(`searchain serve --confidence-check`); [] for none.",
             ),
         ),
