@@ -104,6 +104,37 @@ def test_the_shipped_calibrator_loads_with_its_provenance() -> None:
     assert 0 < probability < 1
 
 
+@pytest.mark.parametrize(
+    ("checks", "variant"),
+    [
+        ({"likelihood": {"answer_logprob": -0.4}}, "searchain+likelihood"),
+        ({"consistency": {"answer_agreement": 0.8}}, "searchain+consistency"),
+        (
+            {"consistency": {"answer_agreement": 0.8}, "likelihood": {"answer_logprob": -0.4}},
+            "searchain+consistency+likelihood",
+        ),
+    ],
+)
+def test_an_answer_with_checks_is_mapped_by_the_shipped_calibrator_fit_with_them(
+    checks: dict[str, dict[str, float]], variant: str
+) -> None:
+    trace = _trace()
+    trace.method = "searchain"
+    trace.meta["confidence_checks"] = checks
+    conf = assess(trace, "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
+    shipped = shipped_calibrator(variant, "qwen2.5-coder-1.5b")
+    assert shipped is not None and conf.calibrator["name"] == f"{variant}--qwen2.5-coder-1.5b"
+    used = {s for found in checks.values() for s in found}
+    assert used <= set(shipped["features"]) and "shown, not used" not in conf.note
+    assert conf.value == apply_calibrator(shipped, conf.signals)
+    # the checks' signals move the probability the way they were fit to
+    worse = {
+        k: {s: (0.0 if s == "answer_agreement" else -8.0) for s in v} for k, v in checks.items()
+    }
+    trace.meta["confidence_checks"] = worse
+    assert assess(trace, "qwen2.5-coder-1.5b").value < conf.value
+
+
 def test_a_threshold_abstains_and_keeps_the_guess() -> None:
     trace = _trace("Judy Garland", cited=False)
     trace.confidence = assess(trace, "gemma-3-270m", abstain_below=0.5)
