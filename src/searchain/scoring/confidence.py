@@ -40,9 +40,12 @@ CHECK_SIGNALS = {
     "answer_agreement": "consistency",
     "answer_logprob": "likelihood",
 }
-# Below this mean token log-probability (a mean token probability of one half) the model
-# finds its own answer unlikely: the likelihood check's evidence against it.
+# Where each costly signal turns from evidence against the answer to evidence for it: a
+# probability or a share at one half, a mean token log-probability at a mean token
+# probability of one half (below it the model finds its own answer unlikely).
 UNLIKELY_LOGPROB = math.log(0.5)
+EVIDENCE_AT = {"answer_supported": 0.5, "answer_agreement": 0.5, "answer_logprob": UNLIKELY_LOGPROB}
+LOGPROB_FLOOR = -10.0  # a log-probability below it says no more: the floor of every one here
 CONFIRMED = ("corrected", "completed")  # IR's own answers; "verified" needs a confident reader
 UNCALIBRATED = (
     "uncalibrated score: no calibrator was fit for {method} on {model}; `searchain calibrate` "
@@ -86,7 +89,7 @@ def searchain_signals(trace: Trace) -> dict[str, float]:
     path = [n for n in trace.nodes if n.id in on_path]
     confirmed = [n for n in path if _confirmed(n, theta)]
     readers = [
-        max(-10.0, float(c))
+        max(LOGPROB_FLOOR, float(c))
         for n in path
         if (c := (n.meta.get("reader") or {}).get("confidence")) is not None and c > -99
     ]
@@ -97,7 +100,7 @@ def searchain_signals(trace: Trace) -> dict[str, float]:
         "answer_from_confirmed_node": _in(trace.answer, checked_answers),
         "ir_changed_a_node": float(any(n.meta.get("status") in CONFIRMED for n in path)),
         "rounds": float(trace.rounds),
-        "reader_logprob_mean": sum(readers) / len(readers) if readers else -10.0,
+        "reader_logprob_mean": sum(readers) / len(readers) if readers else LOGPROB_FLOOR,
     }
 
 
@@ -147,13 +150,11 @@ AGAINST = {
 
 
 def _evidence(found: dict[str, float]) -> dict[str, float]:
-    """The binary evidence the trace has, a costly check's probability read at 0.5."""
+    """The binary evidence the trace has, a costly check's signal read at ``EVIDENCE_AT``."""
     held = {k: found[k] for k in EVIDENCE if k in found}
-    for costly in ("answer_supported", "answer_agreement"):  # a probability, a share: at 1/2
+    for costly, at in EVIDENCE_AT.items():
         if costly in found:
-            held[costly] = float(found[costly] >= 0.5)
-    if "answer_logprob" in found:  # a log-probability: its mean token probability at one half
-        held["answer_logprob"] = float(found["answer_logprob"] >= UNLIKELY_LOGPROB)
+            held[costly] = float(found[costly] >= at)
     return held
 
 

@@ -40,7 +40,7 @@ from searchain.llm.base import LLMError
 from searchain.llm.prompting import is_chat
 from searchain.readers.nli import answer_claim, make_judge, support
 from searchain.scoring.attribution import format_document
-from searchain.scoring.confidence import CHECKS_KEY, answer_logprob
+from searchain.scoring.confidence import CHECKS_KEY, LOGPROB_FLOOR, answer_logprob
 from searchain.text import normalize_answer
 from searchain.types import Passage, Trace, Usage
 
@@ -48,7 +48,7 @@ MAX_PREMISE_PASSAGES = 5
 SAMPLES = 5
 TEMPERATURE = 0.7
 SAMPLE_TOKENS = 96
-NO_ANSWER_LOGPROB = -10.0  # the floor, as the reader's log-probabilities have
+NO_ANSWER_LOGPROB = LOGPROB_FLOOR
 
 
 def supporting_passages(trace: Trace) -> list[Passage]:
