@@ -1,74 +1,216 @@
-"""Is any SearChain node labelled "verified" that IR did not confirm? (issue 41)
+"""SearChain's node labels in recorded runs, relabelled by the current rule (issue 47).
 
-For each SearChain record of a run: the nodes labelled verified, and among them those whose
-reader disagreed with the node's answer (the reader's answer is not in it) or whose reader's
-confidence was at or below θ — each of them a label that claims more than was checked. With
-``--against OLD_RUN`` it also counts the items whose answer differs from the older run's.
+Labels change no answer, path or prompt: a recorded trace holds everything the rule reads (the
+node's query and answer, its reader's span and confidence, θ). So each run is relabelled as the
+current code would have labelled it, and audited: a node labelled verified must have had a
+confident reader whose span is not drawn from the node's query (outside a choice) and agrees
+with the node's answer (methods/searchain/node_labels.py). For each run: the labels before and
+after, and the verified nodes that break the rule, before and after. On MuSiQue, whose items
+carry their gold decomposition, also the share of verified nodes whose answer is one of the
+item's gold sub-answers (cover-EM), before and after.
 
-    .venv/bin/python bench/node_labels.py results/confidence/hotpotqa-100-new \\
-        --against results/quality/qwen2.5-coder-1.5b/hotpotqa-100
+    .venv/bin/python bench/node_labels.py                # the four recorded runs
+    .venv/bin/python bench/node_labels.py RUN [RUN ...]  # others
+    .venv/bin/python bench/node_labels.py --pairs \\
+        results/calibration/qwen2.5-coder-1.5b/hotpotqa-calibration
+        # the confident (node, span) pairs that the rule's agreement threshold decides, on
+        # calibration items only: how AGREEMENT_F1 was chosen
+    .venv/bin/python bench/node_labels.py RUN --write OUT  # a relabelled copy of RUN
+
+With ``--against OLD_RUN`` it also lists the items whose answer differs from an older run's.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import copy
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from searchain.eval.runner import read_results  # noqa: E402
-from searchain.text import contains_answer  # noqa: E402
+from searchain.eval.runner import MANIFEST, read_results  # noqa: E402
+from searchain.methods.searchain.node_labels import (  # noqa: E402
+    AGREEMENT_F1,
+    FIRST_LABEL_RULE,
+    LABEL_RULE,
+    agreement,
+    drawn_from_query,
+    label,
+)
+from searchain.methods.searchain.yesno_check import yes_no_answer  # noqa: E402
+from searchain.readers.base import ReaderOutput  # noqa: E402
+from searchain.scoring.match import cover_em  # noqa: E402
+
+RUNS = [
+    "results/quality/qwen2.5-coder-1.5b/hotpotqa-100",
+    "results/confidence/hotpotqa-100-new",
+    "results/calibration/qwen2.5-coder-1.5b/hotpotqa-calibration",
+    "results/quality/qwen2.5-coder-1.5b/musique-100",
+]
+MUSIQUE = ROOT.parent / "shared" / "data" / "musique" / "musique_train.json"
+CHECKED = ("verified", "unconfirmed")
 
 
-def overclaimed(node: dict, theta: float | None) -> str | None:
-    """Why a node labelled verified was not confirmed by IR, or None when it was."""
+def _checked_nodes(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    """Nodes IR read and left as the model wrote them (an NLI-judged yes/no node aside)."""
+    return [
+        n
+        for n in trace["nodes"]
+        if n["meta"].get("status") in CHECKED and "nli" not in n["meta"] and n["meta"].get("reader")
+    ]
+
+
+def _reader(node: dict[str, Any]) -> ReaderOutput:
+    out = ReaderOutput.from_dict(node["meta"]["reader"])
+    if node["meta"]["reader"].get("set_aside"):  # answer_in_query="ignore" set it aside
+        out.answer, out.confidence = "", float("-inf")
+    return out
+
+
+def relabel(trace: dict[str, Any]) -> dict[str, Any]:
+    """``trace`` as the current rule labels it."""
+    trace = copy.deepcopy(trace)
+    theta = trace["meta"].get("theta")
+    verification = "no-verification" not in trace["method"]
+    for node in _checked_nodes(trace):
+        found = label(node["query"], node["answer"] or "", _reader(node), theta, verification)
+        node["meta"]["status"] = found.status
+        node["meta"].pop("check", None)
+        if found.check is not None:
+            node["meta"]["check"] = found.check
+    trace["meta"]["label_rule"] = LABEL_RULE
+    return trace
+
+
+def overclaimed(node: dict[str, Any], theta: float | None) -> str | None:
+    """Why a node labelled verified breaks the rule, or None when it keeps it."""
+    if node["meta"].get("status") != "verified" or "nli" in node["meta"]:
+        return None
     reader = node["meta"].get("reader") or {}
-    nli = node["meta"].get("nli")
-    if nli is not None:  # a yes/no node checked by the judge
-        return None if nli.get("verdict") == "entailed" else "the judge did not find it supported"
+    answer, span = node["answer"] or "", reader.get("answer") or ""
     confidence = reader.get("confidence")
     if confidence is None or (theta is not None and confidence <= theta):
         return "the reader was not confident"
-    if not contains_answer(node.get("answer") or "", reader.get("answer") or ""):
-        return "the reader disagreed"
+    if yes_no_answer(answer) is not None:
+        return "a yes/no answer, no entailment check"
+    if drawn_from_query(span, node["query"]):
+        return "the span is drawn from the node's query"
+    if agreement(answer, span, node["query"]) <= AGREEMENT_F1:
+        return "the span does not match the node's answer"
     return None
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("run", type=Path)
-    parser.add_argument("--against", type=Path, help="an older run of the same items")
-    args = parser.parse_args()
-    statuses: collections.Counter[str] = collections.Counter()
-    why: collections.Counter[str] = collections.Counter()
-    answers = {}
-    for r in read_results(args.run):
-        if r.get("method") != "searchain" or r.get("status") != "ok":
-            continue
+def _sub_answers() -> dict[str, list[str]]:
+    items = json.loads(MUSIQUE.read_text())
+    return {i["id"]: [d["answer"] for d in i["question_decomposition"]] for i in items}
+
+
+def _tally(records: list[dict[str, Any]], golds: dict[str, list[str]] | None) -> dict[str, Any]:
+    labels: collections.Counter[str] = collections.Counter()
+    broken: collections.Counter[str] = collections.Counter()
+    right = 0
+    for r in records:
         trace = r["trace"]
-        answers[r["id"]] = trace["answer"]
-        theta = trace["meta"].get("theta")
         for node in trace["nodes"]:
             status = node["meta"].get("status")
             if node["source"] == "question" or status is None:
                 continue
-            statuses[status] += 1
-            if status == "verified" and (reason := overclaimed(node, theta)):
-                why[reason] += 1
-    print(f"{args.run.name}: {len(answers)} SearChain items; node labels: {dict(statuses)}")
-    print(f"labelled verified without IR's confirmation: {sum(why.values())} {dict(why)}")
-    if args.against:
-        old = {r["id"]: r["trace"]["answer"] for r in read_results(args.against)
-               if r.get("method") == "searchain" and r.get("status") == "ok"}  # fmt: skip
-        shared = [i for i in answers if i in old]
-        changed = [i for i in shared if answers[i].strip() != old[i].strip()]
-        name = args.against.name
-        print(f"against {name}: {len(shared)} shared items, {len(changed)} answers differ")
-        for i in changed:
-            print(f"  {i}: {old[i]!r} -> {answers[i]!r}")
+            labels[status] += 1
+            if why := overclaimed(node, trace["meta"].get("theta")):
+                broken[why] += 1
+            if golds is not None and status == "verified":
+                right += cover_em(node["answer"] or "", golds.get(r["id"], []))
+    out = {"labels": dict(labels), "verified_breaking_the_rule": dict(broken)}
+    if golds is not None:
+        out["verified_right"] = [int(right), labels["verified"]]
+    return out
+
+
+def searchain_records(run: Path) -> list[dict[str, Any]]:
+    return [
+        r
+        for r in read_results(run)
+        if r.get("method", "").startswith("searchain") and r.get("status") == "ok"
+    ]
+
+
+def compare(run: Path) -> dict[str, Any]:
+    records = searchain_records(run)
+    golds = _sub_answers() if "musique" in run.name else None
+    after = [{**r, "trace": relabel(r["trace"])} for r in records]
+    rule = records[0]["trace"]["meta"].get("label_rule", FIRST_LABEL_RULE) if records else None
+    return {
+        "run": str(run),
+        "items": len(records),
+        "recorded_rule": rule,
+        "before": _tally(records, golds),
+        "after": _tally(after, golds),
+    }
+
+
+def pairs(run: Path) -> None:
+    """The confident pairs whose span the paper's rule finds in the node's answer and that
+    the agreement threshold decides (neither the whole of the node's own words nor drawn
+    from its query): what AGREEMENT_F1 is chosen on. Only ever run on calibration items."""
+    for r in searchain_records(run):
+        theta = r["trace"]["meta"].get("theta")
+        for node in _checked_nodes(r["trace"]):
+            out = _reader(node)
+            query, answer = node["query"], node["answer"] or ""
+            if not out.grounded or out.confidence <= theta or drawn_from_query(out.answer, query):
+                continue
+            score = agreement(answer, out.answer, query)
+            if score < 1.0:
+                print(f"{score:.2f}\t{query}\t{answer!r}\t{out.answer!r}")
+
+
+def write(run: Path, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = json.loads((run / MANIFEST).read_text())
+    manifest["label_rule"] = LABEL_RULE
+    manifest["relabelled_from"] = str(run)
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    with (out / "results.jsonl").open("w") as f:
+        for r in read_results(run):
+            if r.get("method", "").startswith("searchain") and r.get("status") == "ok":
+                r = {**r, "trace": relabel(r["trace"])}
+            f.write(json.dumps(r) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="*", type=Path)
+    parser.add_argument("--pairs", action="store_true", help="list the pairs AGREEMENT_F1 decides")
+    parser.add_argument("--write", type=Path, help="write a relabelled copy of the one RUN here")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    args = parser.parse_args()
+    runs = args.runs or [ROOT / r for r in RUNS]
+    if args.pairs:
+        return pairs(runs[0])
+    if args.write:
+        return write(runs[0], args.write)
+    rows = [compare(run) for run in runs]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return None
+    for row in rows:
+        print(f"{row['run']}: {row['items']} SearChain items, labelled by {row['recorded_rule']}")
+        for when in ("before", "after"):
+            t = row[when]
+            broken = sum(t["verified_breaking_the_rule"].values())
+            line = f"  {when:6} labels {t['labels']}; verified breaking the rule: {broken}"
+            if broken:
+                line += f" {t['verified_breaking_the_rule']}"
+            if "verified_right" in t:
+                got, of = t["verified_right"]
+                line += f"; verified right {got}/{of} ({100 * got / max(of, 1):.1f} %)"
+            print(line)
+    return None
 
 
 if __name__ == "__main__":

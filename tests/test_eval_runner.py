@@ -26,6 +26,7 @@ from searchain.eval.runner import (
 from searchain.llm import RetryPolicy
 from searchain.llm.openai_backend import OpenAILLM
 from searchain.methods import RetrieveRead
+from searchain.methods.searchain.node_labels import LABEL_RULE
 from searchain.retrieval import default_index
 from servers import completion_body
 
@@ -77,6 +78,7 @@ def test_kill_9_then_resume_runs_every_item_exactly_once(data_dir: Path, tmp_pat
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["config"]["seed"] == 0 and manifest["config"]["methods"] == ["retrieve-read"]
     assert len(manifest["config"]["dataset_sha256"]) == 64
+    assert manifest["label_rule"] == LABEL_RULE  # SearChain's node labels, named
     model = manifest["environment"]["model"]
     assert model["backend"] == "local" and model["path"].endswith(".gguf")
     assert model["bytes"] == Path(model["path"]).stat().st_size > 100_000_000

@@ -21,6 +21,8 @@ from searchain.llm import CachedLLM
 from searchain.llm.local import LocalLLM
 from searchain.methods.registry import build_method, make_embedder
 from searchain.methods.searchain import SearChain, SearChainConfig, skc
+from searchain.methods.searchain.node_labels import LABEL_RULE, label
+from searchain.readers.base import ReaderOutput
 from searchain.readers.llm_reader import LLMReader
 from searchain.render import tree_of_reasoning
 from searchain.retrieval import BM25Index, default_index, demo_corpus_path
@@ -109,12 +111,15 @@ def test_a_chain_that_passes(index, embedder, hotpot, corpus_ids) -> None:
     assert trace.rounds == 1 and trace.meta["feedback"] == []
     nodes = processed(trace)
     assert all(n.source == "llm" for n in nodes)
-    # Each kept node says what IR found: verified only when a reader above θ agreed.
+    # Each kept node says what IR found: verified only when a reader above θ agreed, by the
+    # rule the trace names (methods/searchain/node_labels.py).
     theta = trace.meta["theta"]
+    assert trace.meta["label_rule"] == LABEL_RULE
     for n in nodes:
-        confident = n.meta["reader"]["confidence"] > theta
-        assert n.meta["status"] == ("verified" if confident else "unconfirmed"), n.meta
-        assert confident or n.meta["check"]
+        reader = ReaderOutput.from_dict(n.meta["reader"])
+        found = label(n.query, n.answer or "", reader, theta, True)
+        assert n.meta["status"] == found.status and n.meta.get("check") == found.check, n.meta
+        assert n.meta["status"] == "unconfirmed" or reader.confidence > theta
     assert trace.usage.cached_calls >= 3 or RECORD  # chain, reader, tracing
 
 

@@ -170,8 +170,13 @@ def environment_changes(run_dir: str | Path, environment: dict[str, Any]) -> lis
     path = Path(run_dir) / MANIFEST
     if not path.exists():
         return []
-    old = json.loads(path.read_text()).get("environment") or {}
+    from searchain.methods.searchain.node_labels import FIRST_LABEL_RULE, LABEL_RULE
+
+    manifest = json.loads(path.read_text())
+    old = manifest.get("environment") or {}
     changes = []
+    if (rule := manifest.get("label_rule", FIRST_LABEL_RULE)) != LABEL_RULE:
+        changes.append(f"SearChain's node labels follow {LABEL_RULE} (the run started with {rule})")
     for key, what in (("model", "the model"), ("index", "the index")):
         if key in old and key in environment and old[key] != environment[key]:
             changes.append(f"{what} differs from the one that started this run")
@@ -186,6 +191,7 @@ def manifest_for(
     config: dict[str, Any], environment: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     from searchain import __version__
+    from searchain.methods.searchain.node_labels import LABEL_RULE
 
     config = redact_obj(config)  # a --base-url with user-info, a key in an option...
     return {
@@ -193,6 +199,9 @@ def manifest_for(
         "config_hash": config_hash(config),
         "searchain": __version__,
         "python": platform.python_version(),
+        # The rule SearChain's node labels follow: signals read from them (and a calibrator fit
+        # on those signals) belong to that rule.
+        "label_rule": LABEL_RULE,
         # Not part of the hash: a run resumed after a package upgrade is still the same run,
         # but the manifest keeps what started it.
         "environment": environment or {},

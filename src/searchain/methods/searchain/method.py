@@ -41,6 +41,7 @@ from searchain.events import emit
 from searchain.llm import LLM, prompt_form
 from searchain.methods.searchain.config import SearChainConfig
 from searchain.methods.searchain.coq_parser import Chain, parse_chain, same_query
+from searchain.methods.searchain.node_labels import LABEL_RULE, label, repeats_query
 from searchain.methods.searchain.rounds import FeedbackText, Rounds, make_rounds
 from searchain.methods.searchain.tracing import (
     answer_from_content,
@@ -56,12 +57,6 @@ from searchain.text import contains_answer, rouge_l
 from searchain.types import Node, Passage, Trace
 
 log = logging.getLogger(__name__)
-
-
-def repeats_query(answer: str, query: str) -> bool:
-    """Whether ``answer`` is words the query itself says (normalised, whole words). A choice
-    query ("Who was born first, X or Y?") names its answer, so it never counts."""
-    return contains_answer(query, answer) and not contains_answer(query, "or")
 
 
 @dataclass
@@ -196,6 +191,7 @@ class SearChain:
             answer_after_feedback=cfg.answer_after_feedback,
             both_tags=cfg.both_tags,
             answer_in_query=cfg.answer_in_query,
+            label_rule=LABEL_RULE,
             both_tag_nodes=sum(1 for n in trace.nodes if n.meta.get("both_tags")),
             feedback=state.feedback_log,
             path=[n.id for n in state.path],
@@ -300,14 +296,14 @@ class SearChain:
         if said_yes is not None and cfg.verification:
             return self._check_yes_no(state, node, said_yes, top)
         confident = cfg.verification and out.confidence > self.theta
-        consistent = self._consistent(out.answer, node.answer or "", top)
-        if confident and not consistent:
-            return Feedback(node, "verify", out, top)
-        # Verified only when IR confirmed it: a confident reader that agrees. Otherwise the
-        # node keeps the LLM's answer (as the paper does) but says what the check found.
-        node.meta["status"] = "verified" if confident else "unconfirmed"
-        if not confident:
-            node.meta["check"] = _why_unconfirmed(cfg.verification, out, consistent)
+        if confident and not self._consistent(out.answer, node.answer or "", top):
+            return Feedback(node, "verify", out, top)  # when to correct: the paper's rule
+        # The node keeps the LLM's answer (as the paper does); its label says only what the
+        # evidence confirmed (node_labels.py), and what the check found when it did not.
+        found = label(node.query, node.answer or "", out, self.theta, cfg.verification)
+        node.meta["status"] = found.status
+        if found.check is not None:
+            node.meta["check"] = found.check
         state.path.append(node)
         return None
 
@@ -359,17 +355,6 @@ class SearChain:
                 "passage_id": fb.passage.id,
             }
         )
-
-
-def _why_unconfirmed(verification: bool, out: ReaderOutput, consistent: bool) -> str:
-    """Why IR did not confirm a node: what a person reading the tree is told."""
-    if not verification:
-        return "not checked (verification is off)"
-    if not out.grounded:
-        return "inconclusive: the reader's answer is not a span of the passage"
-    if consistent:
-        return "the reader agrees, below the confidence threshold θ"
-    return "the reader disagrees, below the confidence threshold θ"
 
 
 def _fork(judge: Any) -> Any:
