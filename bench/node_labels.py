@@ -182,18 +182,32 @@ def write(run: Path, out: Path) -> None:
             f.write(json.dumps(r) + "\n")
 
 
+def changed_answers(run: Path, older: Path) -> None:
+    """The items whose answer differs between ``run`` and an older run of the same items."""
+    new = {r["id"]: r["trace"]["answer"] for r in searchain_records(run)}
+    old = {r["id"]: r["trace"]["answer"] for r in searchain_records(older)}
+    shared = [i for i in new if i in old]
+    changed = [i for i in shared if new[i].strip() != old[i].strip()]
+    print(f"against {older.name}: {len(shared)} shared items, {len(changed)} answers differ")
+    for i in changed:
+        print(f"  {i}: {old[i]!r} -> {new[i]!r}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="*", type=Path)
     parser.add_argument("--pairs", action="store_true", help="list the pairs AGREEMENT_F1 decides")
     parser.add_argument("--write", type=Path, help="write a relabelled copy of the one RUN here")
     parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--against", type=Path, help="an older run of the same items")
     args = parser.parse_args()
     runs = args.runs or [ROOT / r for r in RUNS]
     if args.pairs:
         return pairs(runs[0])
     if args.write:
         return write(runs[0], args.write)
+    if args.against:
+        return changed_answers(runs[0], args.against)
     rows = [compare(run) for run in runs]
     if args.json:
         print(json.dumps(rows, indent=2))
