@@ -104,7 +104,7 @@ def calibration_rows(
     items = CalibrationItems()
     seen = set(exclude)
     for run in run_dirs:
-        model, config = model_key(run_model(run)), _config(run)
+        model, config = model_key(run_model(run)), run_config(run)
         for r in read_results(Path(run)):
             if r.get("method") != method or r.get("status") != "ok" or not r.get("trace"):
                 continue
@@ -135,7 +135,8 @@ def stamped(trace: Trace, config: dict[str, Any]) -> Trace:
     return trace
 
 
-def _config(run: str | Path) -> dict[str, Any]:
+def run_config(run: str | Path) -> dict[str, Any]:
+    """A run's manifest config, with the label rule's version its meta records."""
     try:
         manifest = json.loads((Path(run) / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
