@@ -150,8 +150,7 @@ def run_config(run: str | Path) -> dict[str, Any]:
 def out_of_fold(
     rows: list[dict[str, float]], right: list[bool], features: Sequence[str], l2: float = 1.0
 ) -> list[float]:
-    """Each item's probability from a calibrator fit without it (5 folds, in item order):
-    the fit items' scores that start the certification's sequence."""
+    """Each item's probability from a calibrator fit without it (5 folds, in item order)."""
     n = len(rows)
     folds = np.arange(n) % FOLDS
     out = [0.0] * n

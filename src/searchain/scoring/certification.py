@@ -10,9 +10,11 @@ Certification is Learn-then-Test's fixed-sequence testing over a grid fixed in a
 (:data:`GRID`, 0.99 down to 0.01): for each threshold, the null hypothesis "the selective risk
 exceeds R" is rejected when the exact binomial tail of the errors among the certification
 items answered is at most δ; the sequence runs from the most confident threshold down and
-stops at the first one not rejected. It starts where the *fit* items say enough answers can be
-expected to reject at all (a start the certification items do not choose), so a top of the
-grid that answers nobody does not stop it before it begins.
+stops at the first one not rejected. It starts at the first threshold that answers enough
+certification items to reject at all (ln δ / ln(1 − R) of them: their scores, never their
+labels) and where the fit items' out-of-fold answers err at most R (learnt on items the test
+never reads), so a top of the grid that answers nobody, or that the fit items already show
+to fail, does not stop it before it begins.
 """
 
 from __future__ import annotations
@@ -90,22 +92,22 @@ class Certificate:
 
 
 def sequence_start(
-    fit_scores: Sequence[float],
-    fit_right: Sequence[bool],
-    n_certify: int,
+    scores: Sequence[float],
+    fit: Sequence[tuple[float, bool]],
     max_risk: float,
     delta: float,
 ) -> int:
-    """The grid index the sequence starts at, learnt on the fit items alone (their
-    out-of-fold scores): the most confident threshold at which they answer a share that
-    would give the certification items the fewest answers that can certify ``max_risk``,
-    and err at most ``max_risk`` among those answered. ``len(GRID)``: nowhere."""
-    if not fit_scores or not n_certify:
-        return len(GRID)
-    share = fewest_answers(max_risk, delta) / n_certify
+    """The grid index the sequence starts at: the most confident threshold that answers
+    enough certification items to certify ``max_risk`` at all (their scores, never their
+    labels) and at which the fit items (their out-of-fold scores and labels, ``fit``) err
+    at most ``max_risk`` among those they answer — Learn-then-Test's "learn" step, on items
+    the test never reads. ``len(GRID)``: nowhere."""
+    need = fewest_answers(max_risk, delta)
     for i, threshold in enumerate(GRID):
-        kept = [ok for s, ok in zip(fit_scores, fit_right, strict=True) if s >= threshold]
-        if len(kept) / len(fit_scores) >= share and kept.count(False) <= max_risk * len(kept):
+        if sum(s >= threshold for s in scores) < need:
+            continue
+        kept = [ok for p, ok in fit if p >= threshold]
+        if kept and kept.count(False) <= max_risk * len(kept):
             return i
     return len(GRID)
 
@@ -118,12 +120,12 @@ def certify(
     delta: float = DEFAULT_DELTA,
 ) -> Certificate:
     """The lowest grid threshold certified at ``max_risk`` on the certification items
-    (``scores``, ``right``), the sequence started by the fit items' out-of-fold scores and
-    labels (``fit``; see above)."""
+    (``scores``, ``right``), the sequence started with the fit items' out-of-fold scores
+    and labels (``fit``; see above)."""
     if not 0 < max_risk < 1 or not 0 < delta < 1:
         raise ValueError("the maximum risk and δ are between 0 and 1")
     n = len(scores)
-    start = sequence_start([p for p, _ in fit], [ok for _, ok in fit], n, max_risk, delta)
+    start = sequence_start(scores, fit, max_risk, delta)
     best = Certificate(None, max_risk, delta, n)
     for threshold in GRID[start:]:
         kept = [ok for s, ok in zip(scores, right, strict=True) if s >= threshold]
@@ -137,8 +139,8 @@ def certify(
         reason = (
             f"on the {n} certification items, the first threshold tested ({GRID[start]:.2f}) fails"
             if start < len(GRID)
-            else f"no threshold answers at least {need} of the {n} certification items' "
-            f"share of the fit items with at most that share of errors there"
+            else f"no threshold answers the {need} of them a certification needs where the "
+            "fit items err at most that often"
         )
         best = Certificate(None, max_risk, delta, n, reason=reason)
     return best
