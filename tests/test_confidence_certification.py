@@ -166,7 +166,7 @@ def test_a_base_rate_calibrator_is_not_shown_as_a_probability() -> None:
     trace.meta.update(prompt_form="chat", task="multihop", corpus="bm25:demo")
     conf = assess(trace, MODEL)
     assert not conf.calibrated and "no better than the share right" in conf.note
-    with pytest.raises(ValueError, match="needs a calibrated confidence: .*no better"):
+    with pytest.raises(ValueError, match=r"needs a calibrated confidence: .*no better"):
         check_risk_bound("retrieve-read", (), MODEL, 0.3, 0.1)
     with pytest.raises(ValueError, match="no calibrator was fit for searchain-no-ir"):
         check_risk_bound("searchain-no-ir", (), MODEL, 0.3, 0.1)

@@ -67,7 +67,11 @@ def calibrate(
     Example: searchain eval --dataset my-calibration.jsonl --methods searchain --out runs/cal
     && searchain calibrate runs/cal --method searchain"""
     from searchain.eval.calibrate import fit_calibrator
-    from searchain.scoring.confidence import calibrator_name, user_calibrators
+    from searchain.scoring.confidence import (
+        calibrator_name,
+        shipped_calibrator,
+        user_calibrators,
+    )
 
     try:
         calibrator = fit_calibrator(runs, method, exclude_items_of or (), risk_delta)
@@ -78,6 +82,7 @@ def calibrate(
     path = out or user_calibrators() / calibrator_name(method, calibrator["model"])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(calibrator, indent=1) + "\n", encoding="utf-8")
+    shipped_calibrator.cache_clear()  # answers from now on (in this process too) use it
     fit = calibrator["fit_on"]
     err.print(
         f"calibrator for {method} on {calibrator['model']}: {fit['items']} items "
