@@ -229,3 +229,20 @@ def _refuse(constant: str) -> Any:
 def test_item_hashes_are_short_and_stable() -> None:
     assert item_hash("q1") == item_hash("q1") and len(item_hash("q1")) == 16
     conf_mod.shipped_calibrator.cache_clear()
+
+
+def test_a_spec_certifies_per_method_an_ablation_never_borrowing_searchains() -> None:
+    """``--max-risk`` on a spec: SearChain's is held with each answer's calibrator; its
+    ablation, which has no calibrator of its own, is refused in words before it runs."""
+    from types import SimpleNamespace
+
+    from searchain.methods.assembly import Spec, abstention
+
+    qwen = SimpleNamespace(model="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")  # only its name
+    held = abstention(Spec(method="searchain", max_risk=0.6, risk_delta=0.2), qwen)
+    assert held is not None and held.risk_bound is not None
+    assert (held.risk_bound.max_risk, held.risk_bound.delta) == (0.6, 0.2)
+    with pytest.raises(ValueError, match="no calibrator was fit for searchain-no-verification"):
+        abstention(Spec(method="searchain-no-verification", max_risk=0.6), qwen)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        abstention(Spec(method="searchain", max_risk=0.6, risk_delta=1.5), qwen)

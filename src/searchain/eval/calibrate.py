@@ -4,9 +4,12 @@ The items of the runs given are the calibration items: never the items a report 
 Each finished record gives the trace's signals (``scoring/confidence.signals``) and whether
 its answer was right (cover-EM, or the label's accuracy for yes/no and claim data sets); a
 logistic regression maps the first to the second (``scoring/calibration.fit_logistic``, its
-penalty chosen by cross-validated log-loss, ``choose_l2``). The
-calibrator file keeps its provenance (runs, data set, model, items, when) and out-of-fold
-probabilities of its calibration items, from which ``--max-risk`` picks a threshold.
+penalty chosen by cross-validated log-loss, ``choose_l2``) on the *fit* items of the
+committed split (``scoring/certification.split_of``); the *certification* items, which
+neither fit nor chose it, certify its ``--max-risk`` thresholds. The calibrator file keeps
+its provenance (runs, data set, model, items, when), the configuration its items were
+answered with (a calibrator maps only answers of that configuration), whether it beats the
+base rate (else it is no probability), and its certification.
 """
 
 from __future__ import annotations

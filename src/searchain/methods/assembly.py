@@ -269,9 +269,13 @@ def assemble(
 
 
 def abstention(spec: Spec, llm: LLM) -> Abstention | None:
-    """The spec's abstention (None: every answer is given)."""
+    """The spec's abstention (None: every answer is given). An alias is its method; an
+    ablation stays itself (it has no calibrator of SearChain's)."""
+    from searchain.methods.catalog import resolve
+
+    record, fixed = resolve(spec.method)
     return abstention_for(
-        spec.method,
+        spec.method if fixed else record.name,
         llm,
         spec.abstain_below,
         spec.max_risk,

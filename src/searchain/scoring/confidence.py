@@ -13,9 +13,12 @@ cost nothing extra — they are read from what the method did:
   the chain needed, the reader's mean log-probability on the path.
 
 A calibrator (``calibration.py``: logistic regression fit on calibration items, shipped as a
-data file with its provenance) maps them to the probability that the answer is right. Where
-none was fit for the method and model, the value is an *uncalibrated score* — the share of the
-binary evidence above that holds — and says so; it never poses as a probability.
+data file with its provenance) maps them to the probability that the answer is right, for
+answers of exactly the configuration it was fit on (``configuration.py``), with its own
+largest terms as the reasons (``reasons.py``). Elsewhere — no calibrator, another
+configuration, or one no better than the base rate — the value is an *uncalibrated score*
+(the share of the binary evidence above that holds) and says why; it never poses as a
+probability.
 """
 
 from __future__ import annotations
