@@ -37,6 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without installing
 
+from searchain.eval.calibrate import run_config, stamped  # noqa: E402
 from searchain.eval.rescore import run_model  # noqa: E402
 from searchain.eval.runner import MANIFEST, RESULTS, read_results  # noqa: E402
 from searchain.scoring.confidence import assess, naive_logprob  # noqa: E402
@@ -53,14 +54,14 @@ def with_confidence(
     shutil.copyfile(run / MANIFEST, out / MANIFEST)
     target = out / RESULTS
     done = {(r["method"], r["id"]) for r in read_results(out)} if target.is_file() else set()
-    model = run_model(run)
+    model, config = run_model(run), run_config(run)
     added = 0
     with target.open("a", encoding="utf-8") as f:
         for r in read_results(run):
             if r["method"] not in methods or (r["method"], r["id"]) in done:
                 continue
             if r.get("status") == "ok" and r.get("trace"):
-                trace = Trace.from_dict(r["trace"])
+                trace = stamped(Trace.from_dict(r["trace"]), config)
                 check_cost = run_checks(trace, checks, llm) if checks else {}
                 conf = assess(trace, model)
                 conf.naive, conf.cost = naive_logprob(llm, trace.question, trace.answer)
@@ -78,13 +79,13 @@ def refresh(out: Path) -> int:
     signals), keeping its naive value and that value's cost: no model call."""
     target = out / RESULTS
     records = list(read_results(out))
-    model = run_model(out)
+    model, config = run_model(out), run_config(out)
     tmp = target.with_suffix(".tmp")
     with tmp.open("w", encoding="utf-8") as f:
         for r in records:
             old = (r.get("trace") or {}).get("confidence")
             if old is not None:
-                conf = assess(Trace.from_dict(r["trace"]), model)
+                conf = assess(stamped(Trace.from_dict(r["trace"]), config), model)
                 conf.naive, conf.cost = old.get("naive"), old.get("cost") or conf.cost
                 r = {**r, "trace": {**r["trace"], "confidence": conf.to_dict()}}
             f.write(json.dumps(r, ensure_ascii=False) + "\n")

@@ -32,6 +32,20 @@ from searchain.scoring.confidence import (
 from searchain.types import Citation, Node, Passage, Trace
 
 QUESTION = "Who portrayed Corliss Archer in Kiss and Tell?"
+# The configuration the shipped calibrators were fit on (their calibration runs'): SearChain's
+# CoQ prompt with the question in the instruction, chat form, multi-hop, the demo index.
+SHIPPED_META = {
+    "prompt_form": "chat",
+    "template": "searchain/coq_multihop",
+    "task": "multihop",
+    "corpus": "bm25:demo",
+}
+
+
+def calibrated_configuration(trace: Trace) -> Trace:
+    """``trace`` made with the shipped calibrators' configuration."""
+    trace.meta.update(SHIPPED_META)
+    return trace
 
 
 def _trace(answer: str = "Shirley Temple", cited: bool = True) -> Trace:
@@ -99,7 +113,9 @@ def test_the_shipped_calibrator_loads_with_its_provenance() -> None:
     assert fit["items"] >= 20 and 0 < fit["right"] < fit["items"]
     # Calibrated on items never reported: the reported runs' items were excluded.
     assert any("hotpotqa-100" in r for r in fit["excluded_items_of"])
-    assert len(shipped["calibration"]) == fit["items"]
+    # fit on the split rule's fit items; the others certify (issue 49)
+    assert len(shipped["calibration"]) == fit["fit_items"] == len(shipped["fit_items"])
+    assert len(shipped["certification"]["items"]) == fit["items"] - fit["fit_items"]
     probability = apply_calibrator(shipped, {name: 1.0 for name in shipped["features"]})
     assert 0 < probability < 1
 
@@ -118,7 +134,7 @@ def test_the_shipped_calibrator_loads_with_its_provenance() -> None:
 def test_an_answer_with_checks_is_mapped_by_the_shipped_calibrator_fit_with_them(
     checks: dict[str, dict[str, float]], variant: str
 ) -> None:
-    trace = _trace()
+    trace = calibrated_configuration(_trace())
     trace.method = "searchain"
     trace.meta["confidence_checks"] = checks
     conf = assess(trace, "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")

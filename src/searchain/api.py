@@ -69,6 +69,7 @@ def make_asker(
     cache: bool = True,
     abstain_below: float | None = None,
     max_risk: float | None = None,
+    risk_delta: float = 0.1,
     confidence_checks: tuple[str, ...] = (),
     **method_options: Any,
 ) -> Callable[[str], Trace]:
@@ -81,9 +82,10 @@ def make_asker(
     Qwen2.5-Coder-1.5B-Instruct). ``method_options``: the method's settings (``theta=``,
     ``r_max=`` for SearChain, ...; :func:`settings` lists them), checked by name, type and
     range before any model runs; objects (a tools list, an NLI judge) go to the builder.
-    Every trace carries ``confidence`` (calibrated where a calibrator was fit for the method
-    and model); ``abstain_below=P`` or ``max_risk=R`` mark an answer below the threshold as
-    withheld (``trace.confidence.abstained``; the guess stays ``trace.answer``).
+    Every trace carries ``confidence`` (calibrated where a calibrator was fit for exactly
+    its configuration); ``abstain_below=P`` or ``max_risk=R`` (with ``risk_delta``, δ) mark
+    an answer below the threshold as withheld (``trace.confidence.abstained``; the guess
+    stays ``trace.answer``; ``threshold`` None and ``terms`` say why when none is certified).
     ``confidence_checks=("nli",)`` adds signals that cost model calls (their cost is in
     ``trace.confidence.cost``; ``scoring/confidence_checks.py``).
     """
@@ -102,6 +104,7 @@ def make_asker(
         cache=cache,
         abstain_below=abstain_below,
         max_risk=max_risk,
+        risk_delta=risk_delta,
         confidence_checks=tuple(confidence_checks),
     )
     retriever = open_index(index) if isinstance(index, str | Path) else index

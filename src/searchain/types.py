@@ -191,6 +191,8 @@ class Confidence:
     note: str = ""
     cost: dict[str, float] = field(default_factory=dict)  # extra LLM calls, seconds
     lowered_by: list[str] = field(default_factory=list)  # the signals against it, in words
+    raised_by: list[str] = field(default_factory=list)  # those for it (a calibrator's terms)
+    terms: str = ""  # a --max-risk threshold's guarantee, or why none was certified
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -34,6 +34,7 @@ from searchain.cli.model_options import (
     MaxRiskOpt,
     ModelOpt,
     ModelPathOpt,
+    RiskDeltaOpt,
     ThreadsOpt,
     cli_spec,
     shared,
@@ -78,6 +79,7 @@ def ask(
     option: MethodOpt = None,
     abstain_below: AbstainOpt = None,
     max_risk: MaxRiskOpt = None,
+    risk_delta: RiskDeltaOpt = 0.1,
     confidence_check: ConfidenceCheckOpt = None,
     method_flags: dict[str, Any] | None = None,
 ) -> None:
@@ -157,26 +159,33 @@ LOW_CONFIDENCE = 0.5
 
 def show_confidence(trace: Trace) -> None:
     """How far to trust the answer: the value (a probability only when calibrated), a low one
-    marked, what lowered it, and a withheld answer said in words."""
-    from searchain.scoring.confidence import abstention_text
-
+    marked, what lowered and raised it, and the terms of a risk bound (a withheld answer is
+    said before the answer, by ``show_trace``)."""
     conf = trace.confidence
     if conf is None:
         return
-    if conf.abstained:
-        console.print(f"[bold yellow]{escape(abstention_text(trace))}[/]")
     low = conf.value < LOW_CONFIDENCE
     kind = "probability that it is right" if conf.calibrated else "uncalibrated score"
     value = f"[{'red' if low else 'green'}]{conf.value:.2f}[/]"
     console.print(f"[bold]Confidence:[/] {value} ({kind}{', low' if low else ''})")
     if conf.lowered_by:
         console.print(f"  [dim]lowered by: {escape('; '.join(conf.lowered_by))}[/]")
+    if conf.raised_by:
+        console.print(f"  [dim]raised by: {escape('; '.join(conf.raised_by))}[/]")
     if not conf.calibrated and conf.note:
         console.print(f"  [dim]{escape(conf.note)}[/]")
+    if conf.terms:
+        console.print(f"  [dim]{escape(conf.terms)}[/]")
 
 
 def show_trace(trace: Trace) -> None:
-    """The answer with its citations, then the numbered references."""
+    """The answer with its citations, then the numbered references; a withheld answer is
+    said to be one first, before the guess."""
+    from searchain.scoring.confidence import abstention_text
+
+    notice = abstention_text(trace)
+    if notice:
+        console.print(f"[bold yellow]{escape(notice)}[/]")
     console.print(
         Panel(
             escape(trace.final_content or "(no answer)"),

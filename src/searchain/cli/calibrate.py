@@ -41,11 +41,24 @@ ExcludeOpt = Annotated[
 ]
 
 
+CertifyDeltaOpt = Annotated[
+    float,
+    typer.Option(
+        "--risk-delta",
+        min=0.001,
+        max=0.5,
+        help="δ of the lowest certified risk the calibrator file records (--max-risk takes "
+        "its own).",
+    ),
+]
+
+
 def calibrate(
     runs: RunsArg,
     method: CalibratedMethodOpt = "searchain",
     out: CalibratorOutOpt = None,
     exclude_items_of: ExcludeOpt = None,
+    risk_delta: CertifyDeltaOpt = 0.1,
 ) -> None:
     """Fit a calibrator that maps an answer's signals (what the trace says about it) to the
     probability it is right, from runs made with your model: then every answer of that
@@ -54,10 +67,14 @@ def calibrate(
     Example: searchain eval --dataset my-calibration.jsonl --methods searchain --out runs/cal
     && searchain calibrate runs/cal --method searchain"""
     from searchain.eval.calibrate import fit_calibrator
-    from searchain.scoring.confidence import calibrator_name, user_calibrators
+    from searchain.scoring.confidence import (
+        calibrator_name,
+        shipped_calibrator,
+        user_calibrators,
+    )
 
     try:
-        calibrator = fit_calibrator(runs, method, exclude_items_of or ())
+        calibrator = fit_calibrator(runs, method, exclude_items_of or (), risk_delta)
     except (ValueError, FileNotFoundError) as e:
         fail(str(e))
     # A run made with costly checks gives a calibrator of its own ("searchain+nli").
@@ -65,6 +82,7 @@ def calibrate(
     path = out or user_calibrators() / calibrator_name(method, calibrator["model"])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(calibrator, indent=1) + "\n", encoding="utf-8")
+    shipped_calibrator.cache_clear()  # answers from now on (in this process too) use it
     fit = calibrator["fit_on"]
     err.print(
         f"calibrator for {method} on {calibrator['model']}: {fit['items']} items "
@@ -74,12 +92,25 @@ def calibrate(
     loss = chosen["cv_log_loss"][f"{calibrator['l2']:g}"]
     bar = chosen["base_rate_log_loss"]
     err.print(
-        f"penalty {calibrator['l2']:g} by cross-validation: log-loss {loss:.3f} on items it "
-        f"was not fit on; the base rate alone scores {bar:.3f}"
+        f"fit on {fit['fit_items']} of them ({fit['fit_right']} right; the split rule keeps "
+        f"the other {fit['items'] - fit['fit_items']} to certify): penalty "
+        f"{calibrator['l2']:g} by cross-validation, log-loss {loss:.3f} on items it was not "
+        f"fit on; the base rate alone scores {bar:.3f}"
     )
-    if loss >= bar:
+    if not calibrator["probability"]:
         err.print(
             "[yellow]warning:[/] on these items the signals predict no better than the share "
-            "right: its probabilities stay near that share. More items, or a method whose "
-            "traces say more, may help."
+            "right: its values are shown as an uncalibrated score, never as a probability, "
+            "and --max-risk refuses it. More items, or a method whose traces say more, may help."
+        )
+    cert = calibrator["certification"]
+    n = len(cert["items"])
+    if cert["lowest_certified_risk"] is None:
+        err.print(f"certified: nothing at δ {cert['delta']:g} on {n} items ({cert['reason']})")
+    else:
+        at = cert["at_lowest_risk"]
+        err.print(
+            f"certified: risk {cert['lowest_certified_risk']:g} at δ {cert['delta']:g} on {n} "
+            f"certification items (threshold {at['threshold']:.2f}, {at['answered']} answered, "
+            f"{at['errors']} wrong); --max-risk below it withholds every answer"
         )

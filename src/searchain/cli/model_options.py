@@ -79,12 +79,22 @@ AbstainOpt = Annotated[
 MaxRiskOpt = Annotated[
     float | None,
     typer.Option(
-        help="Withhold answers below the threshold that keeps the error rate among answered "
-        "questions at most R (probability 0.9, under exchangeability with the calibrator's "
-        "calibration items). Needs a calibrated confidence for the method and model.",
+        help="Withhold answers below the threshold certified to keep the error rate among "
+        "answered questions at most R (probability 1 - δ, under exchangeability with the "
+        "calibrator's certification items). Needs a calibrated confidence for the exact "
+        "configuration; where none is certified, every answer is withheld, and says why.",
         min=0.0,
         max=1.0,
         show_default=False,
+    ),
+]
+RiskDeltaOpt = Annotated[
+    float,
+    typer.Option(
+        "--risk-delta",
+        help="δ of --max-risk: the guarantee holds with probability at least 1 - δ.",
+        min=0.001,
+        max=0.5,
     ),
 ]
 
@@ -105,6 +115,7 @@ SHARED = (
     "confidence_check",
     "abstain_below",
     "max_risk",
+    "risk_delta",
 )
 
 
@@ -130,6 +141,7 @@ def cli_spec(
     threads: int | None = None,
     abstain_below: float | None = None,
     max_risk: float | None = None,
+    risk_delta: float = 0.1,
     confidence_check: list[str] | None = None,
 ) -> Spec:
     """The spec the command line's options describe (ValueError: they do not fit)."""
@@ -145,5 +157,6 @@ def cli_spec(
         threads=threads,
         abstain_below=abstain_below,
         max_risk=max_risk,
+        risk_delta=risk_delta,
         confidence_checks=tuple(confidence_check or ()),
     )

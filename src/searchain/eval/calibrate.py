@@ -4,9 +4,12 @@ The items of the runs given are the calibration items: never the items a report 
 Each finished record gives the trace's signals (``scoring/confidence.signals``) and whether
 its answer was right (cover-EM, or the label's accuracy for yes/no and claim data sets); a
 logistic regression maps the first to the second (``scoring/calibration.fit_logistic``, its
-penalty chosen by cross-validated log-loss, ``choose_l2``). The
-calibrator file keeps its provenance (runs, data set, model, items, when) and out-of-fold
-probabilities of its calibration items, from which ``--max-risk`` picks a threshold.
+penalty chosen by cross-validated log-loss, ``choose_l2``) on the *fit* items of the
+committed split (``scoring/certification.split_of``); the *certification* items, which
+neither fit nor chose it, certify its ``--max-risk`` thresholds. The calibrator file keeps
+its provenance (runs, data set, model, items, when), the configuration its items were
+answered with (a calibrator maps only answers of that configuration), whether it beats the
+base rate (else it is no probability), and its certification.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import datetime
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +26,26 @@ import numpy as np
 
 from searchain.eval.rescore import run_model
 from searchain.eval.runner import MANIFEST, read_results
+from searchain.retrieval.identity import corpus_of_run
 from searchain.scoring.calibration import choose_l2, fit_logistic
+from searchain.scoring.certification import (
+    DEFAULT_DELTA,
+    certification_record,
+    item_hash,
+    split_of,
+)
 from searchain.scoring.confidence import (
     CHECK_SIGNALS,
     apply_calibrator,
     calibrator_variant,
     model_key,
     signals,
+)
+from searchain.scoring.configuration import (
+    CORPUS_KEY,
+    LABEL_RULE_KEY,
+    configuration,
+    differences,
 )
 from searchain.types import Trace
 
@@ -56,17 +73,41 @@ def item_ids(run_dirs: Sequence[str | Path]) -> set[str]:
     return {r["id"] for run in run_dirs for r in read_results(Path(run))}
 
 
+@dataclass
+class CalibrationItems:
+    """Every finished answer of a method in the runs: its item's id, signals, whether it
+    was right, and the configuration it was made with."""
+
+    ids: list[str] = field(default_factory=list)
+    rows: list[dict[str, float]] = field(default_factory=list)
+    right: list[bool] = field(default_factory=list)
+    configurations: list[dict[str, Any]] = field(default_factory=list)
+
+    def part(self, split: str) -> CalibrationItems:
+        """The items the split rule puts in ``split`` ("fit" or "certify")."""
+        out = CalibrationItems()
+        for i, item in enumerate(self.ids):
+            if split_of(item) == split:
+                out.ids.append(item)
+                out.rows.append(self.rows[i])
+                out.right.append(self.right[i])
+                out.configurations.append(self.configurations[i])
+        return out
+
+
 def calibration_rows(
     run_dirs: Sequence[str | Path],
     method: str,
     exclude: set[str] = frozenset(),  # type: ignore[assignment]
-) -> tuple[list[dict[str, float]], list[bool]]:
-    """The signals of every finished answer of ``method`` in the runs, and whether it was
-    right (the last attempt per item, as reports read them); an item twice (in two runs) is
-    taken once, and the items of ``exclude`` (those a report is made on) never."""
-    rows, right = [], []
+) -> CalibrationItems:
+    """The signals of every finished answer of ``method`` in the runs, whether it was right
+    (the last attempt per item, as reports read them) and its configuration; an item twice
+    (in two runs) is taken once, and the items of ``exclude`` (those a report is made on)
+    never."""
+    items = CalibrationItems()
     seen = set(exclude)
     for run in run_dirs:
+        model, config = model_key(run_model(run)), run_config(run)
         for r in read_results(Path(run)):
             if r.get("method") != method or r.get("status") != "ok" or not r.get("trace"):
                 continue
@@ -77,16 +118,42 @@ def calibration_rows(
             score = metrics.get("cover_em", metrics.get("accuracy"))
             if score is None:
                 continue
-            rows.append(signals(Trace.from_dict(r["trace"])))
-            right.append(score >= 1.0)
-    return rows, right
+            trace = stamped(Trace.from_dict(r["trace"]), config)
+            items.ids.append(str(r["id"]))
+            items.rows.append(signals(trace))
+            items.right.append(score >= 1.0)
+            items.configurations.append(configuration(trace, model))
+    return items
+
+
+def stamped(trace: Trace, config: dict[str, Any]) -> Trace:
+    """A recorded trace with what its run's manifest says of its configuration and the
+    trace itself may not (runs made before answers recorded them): the corpus, the label
+    rule's version."""
+    corpus = corpus_of_run(config)
+    if corpus is not None:
+        trace.meta.setdefault(CORPUS_KEY, corpus)
+    if LABEL_RULE_KEY in config:
+        trace.meta.setdefault(LABEL_RULE_KEY, config[LABEL_RULE_KEY])
+    return trace
+
+
+def run_config(run: str | Path) -> dict[str, Any]:
+    """A run's manifest config, with the label rule's version its meta records."""
+    try:
+        manifest = json.loads((Path(run) / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    config = dict(manifest.get("config") or {})
+    if LABEL_RULE_KEY in (manifest.get("meta") or {}):
+        config.setdefault(LABEL_RULE_KEY, manifest["meta"][LABEL_RULE_KEY])
+    return config
 
 
 def out_of_fold(
     rows: list[dict[str, float]], right: list[bool], features: Sequence[str], l2: float = 1.0
 ) -> list[float]:
-    """Each item's probability from a calibrator fit without it (5 folds, in item order):
-    the scores a risk threshold is certified on."""
+    """Each item's probability from a calibrator fit without it (5 folds, in item order)."""
     n = len(rows)
     folds = np.arange(n) % FOLDS
     out = [0.0] * n
@@ -101,47 +168,80 @@ def out_of_fold(
     return out
 
 
+def one_configuration(items: CalibrationItems, method: str) -> dict[str, Any]:
+    """The one configuration every item was answered with (a ``ValueError`` naming the
+    difference when the runs mix two: a calibrator fit on both is right for neither)."""
+    first = items.configurations[0]
+    for other in items.configurations[1:]:
+        said = differences(first, other)
+        if said:
+            raise ValueError(
+                f"{method}: the runs mix configurations ({'; '.join(said)}); calibrate each "
+                "configuration on its own runs"
+            )
+    return first
+
+
 def fit_calibrator(
     run_dirs: Sequence[str | Path],
     method: str,
     exclude_runs: Sequence[str | Path] = (),
+    delta: float = DEFAULT_DELTA,
 ) -> dict[str, Any]:
     """A calibrator for ``method`` from the runs, with its provenance; no item of
-    ``exclude_runs`` (the runs reported on) is used."""
-    rows, right = calibration_rows(run_dirs, method, item_ids(exclude_runs))
-    if len(rows) < 20 or all(right) or not any(right):
+    ``exclude_runs`` (the runs reported on) is used. The split rule (``split_of``) sends
+    each item to fit (the penalty chosen and the model fit on them) or to certify (scored
+    by the fitted model, certifying its threshold: ``scoring/certification.py``)."""
+    items = calibration_rows(run_dirs, method, item_ids(exclude_runs))
+    fit, held = items.part("fit"), items.part("certify")
+    if len(items.rows) < 20 or all(fit.right) or not any(fit.right) or not held.rows:
         runs = ", ".join(map(str, run_dirs))
         raise ValueError(
-            f"{method}: {len(rows)} finished answers, {sum(right)} right, in {runs}: "
-            "a calibrator needs at least 20, with right and wrong ones"
+            f"{method}: {len(items.rows)} finished answers, {sum(items.right)} right, in "
+            f"{runs}: a calibrator needs at least 20, with right and wrong ones among the "
+            f"{len(fit.rows)} it is fit on, and some to certify on ({len(held.rows)})"
         )
+    config = one_configuration(items, method)
     # A costly check's signal is used when every calibration answer has it (runs made with
     # --confidence-check): the calibrator is then that variant's ("searchain+nli").
-    checked = [s for s in CHECK_SIGNALS if all(s in r for r in rows)]
+    checked = [s for s in CHECK_SIGNALS if all(s in r for r in items.rows)]
     features = (*FEATURES.get(method, DEFAULT_FEATURES), *checked)
     variant = calibrator_variant(method, tuple(sorted({CHECK_SIGNALS[s] for s in checked})))
-    l2, losses = choose_l2(rows, right, features)
-    calibrator = fit_logistic(rows, right, features, l2=l2)
-    model = model_key(run_model(run_dirs[0]))
-    oof = out_of_fold(rows, right, features, l2)
+    l2, losses = choose_l2(fit.rows, fit.right, features)
+    calibrator = fit_logistic(fit.rows, fit.right, features, l2=l2)
+    oof = out_of_fold(fit.rows, fit.right, features, l2)
+    base_loss = _base_rate_log_loss(fit.right)
+    certify_items = [
+        (item_hash(i), apply_calibrator(calibrator, r), ok)
+        for i, r, ok in zip(held.ids, held.rows, held.right, strict=True)
+    ]
     calibrator.update(
-        name=f"{variant}--{model}",
+        name=f"{variant}--{config['model']}",
         method=variant,
-        model=model,
+        model=config["model"],
+        # shown as a probability only if, on the fit items, it beats the share right
+        probability=losses[l2] < base_loss,
         fit_on={
             "runs": [str(r) for r in run_dirs],
             "datasets": sorted({_dataset(r) for r in run_dirs}),
-            "items": len(rows),
-            "right": int(sum(right)),
+            "items": len(items.rows),
+            "right": int(sum(items.right)),
+            "fit_items": len(fit.rows),
+            "fit_right": int(sum(fit.right)),
             "excluded_items_of": [str(r) for r in exclude_runs],
             "fitted": datetime.date.today().isoformat(),
         },
-        # how the penalty was chosen, and what the alternatives scored
+        # how the penalty was chosen (on the fit items), and what the alternatives scored
         l2_chosen_by={
             "cv_log_loss": {f"{k:g}": round(v, 4) for k, v in losses.items()},
-            "base_rate_log_loss": round(_base_rate_log_loss(right), 4),
+            "base_rate_log_loss": round(base_loss, 4),
         },
-        calibration=[[round(p, 6), int(ok)] for p, ok in zip(oof, right, strict=True)],
+        # the fit items' out-of-fold probabilities (they start the certification's sequence)
+        calibration=[[round(p, 6), int(ok)] for p, ok in zip(oof, fit.right, strict=True)],
+        fit_items=[item_hash(i) for i in fit.ids],
+        certification=certification_record(
+            certify_items, list(zip(oof, fit.right, strict=True)), config, delta
+        ),
     )
     return calibrator
 

@@ -16,7 +16,6 @@ The model string takes the form the reward models already use:
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -26,9 +25,10 @@ from typing import Any
 from searchain.llm import LLM, LLMError, make_llm
 from searchain.llm.models import answer_model
 from searchain.methods.base import Method, traced
-from searchain.methods.registry import build_method, check_options, record_of
+from searchain.methods.registry import build_method, check_options
 from searchain.retrieval.base import Retriever
 from searchain.scoring.confidence_checks import check_names
+from searchain.scoring.risk_bound import RiskBound, check_risk_bound
 from searchain.types import Trace
 
 BACKENDS = ("local", "openai")
@@ -162,19 +162,22 @@ def open_retriever(spec: Spec, llm: LLM | None = None) -> Retriever:
 
 @dataclass(frozen=True)
 class Abstention:
-    """A threshold below which an answer is withheld (its guess kept in the trace), and the
-    terms of its guarantee when one was certified (``--max-risk``)."""
+    """A threshold below which an answer is withheld (its guess kept in the trace): a plain
+    one (``--abstain-below``), or, for a maximum risk (``--max-risk``), the one certified for
+    the calibrator that mapped each answer (``scoring/risk_bound.py``)."""
 
-    threshold: float
-    guarantee: str = ""
+    threshold: float | None = None
+    risk_bound: RiskBound | None = field(default=None, compare=False)
 
     def apply(self, trace: Trace) -> Trace:
         conf = trace.confidence
-        if conf is not None:
+        if conf is None:
+            return trace
+        if self.risk_bound is not None:
+            self.risk_bound.apply(conf)
+        elif self.threshold is not None:
             conf.threshold = self.threshold
             conf.abstained = conf.value < self.threshold
-            if self.guarantee:
-                conf.note = " ".join(filter(None, [conf.note, self.guarantee]))
         return trace
 
 
@@ -196,12 +199,32 @@ class Runner:
 
 def answering(method: Method, llm: LLM, checks: tuple[str, ...] = ()) -> Callable[[str], Trace]:
     """How every surface runs a method (the runner here, the service's engine): the method,
-    traced; LLM-URL's reports (its URLs, their fates) and their usage in the trace; then the
-    costly confidence checks asked for."""
+    traced; LLM-URL's reports (its URLs, their fates) and their usage in the trace; the
+    corpus it searched (part of the configuration a calibrator applies to); then the costly
+    confidence checks asked for."""
+    from searchain.retrieval.identity import corpus_key
     from searchain.retrieval.llm_url.retriever import with_retrieval_reports
 
     answer = with_retrieval_reports(traced(method, llm))
-    return lambda question: confidence_checked(answer(question), checks, llm)
+    corpus = corpus_key(getattr(method, "retriever", None))
+
+    def run(question: str) -> Trace:
+        return confidence_checked(with_corpus(answer(question), corpus, llm), checks, llm)
+
+    return run
+
+
+def with_corpus(trace: Trace, corpus: str | None, llm: LLM) -> Trace:
+    """The trace with the corpus it searched recorded, and its confidence assessed again
+    knowing it (a calibrator maps only answers over the corpus it was fit on)."""
+    from searchain.scoring.confidence import assess
+    from searchain.scoring.configuration import CORPUS_KEY
+
+    if corpus is None or CORPUS_KEY in trace.meta:
+        return trace
+    trace.meta[CORPUS_KEY] = corpus
+    trace.confidence = assess(trace, getattr(llm, "model", None))
+    return trace
 
 
 def confidence_checked(trace: Trace, checks: tuple[str, ...], llm: LLM) -> Trace:
@@ -246,9 +269,18 @@ def assemble(
 
 
 def abstention(spec: Spec, llm: LLM) -> Abstention | None:
-    """The spec's abstention (None: every answer is given)."""
+    """The spec's abstention (None: every answer is given). An alias is its method; an
+    ablation stays itself (it has no calibrator of SearChain's)."""
+    from searchain.methods.catalog import resolve
+
+    record, fixed = resolve(spec.method)
     return abstention_for(
-        record_of(spec.method).name, llm, spec.abstain_below, spec.max_risk, spec.risk_delta
+        spec.method if fixed else record.name,
+        llm,
+        spec.abstain_below,
+        spec.max_risk,
+        spec.risk_delta,
+        spec.confidence_checks,
     )
 
 
@@ -258,22 +290,14 @@ def abstention_for(
     abstain_below: float | None,
     max_risk: float | None,
     delta: float = 0.1,
+    checks: tuple[str, ...] = (),
 ) -> Abstention | None:
-    """A plain threshold, or the one certified for ``max_risk`` on the calibration items of
-    ``method``'s calibrator for ``llm``'s model (a ``ValueError`` when it has none)."""
+    """A plain threshold, or a maximum risk held with each answer's own calibrator's
+    certified threshold; a ``ValueError`` (in words) when ``method`` on ``llm``'s model has
+    no calibrator that gives a probability."""
     if max_risk is None:
         return None if abstain_below is None else Abstention(abstain_below)
-    from searchain.scoring.calibration import risk_controlling_threshold
-    from searchain.scoring.confidence import model_key, shipped_calibrator
+    from searchain.scoring.confidence import model_key
 
-    calibrator = shipped_calibrator(method, model_key(llm.model))
-    if calibrator is None or not calibrator.get("calibration"):
-        raise ValueError(
-            f"a maximum risk (--max-risk, max_risk) needs a calibrated confidence, and no "
-            f"calibrator was fit for {method} on {model_key(llm.model)} (`searchain "
-            "calibrate` fits one); a plain threshold (--abstain-below, abstain_below) needs none"
-        )
-    scores, correct = zip(*calibrator["calibration"], strict=True)
-    found = risk_controlling_threshold(scores, [bool(c) for c in correct], max_risk, delta)
-    # No certified threshold: withhold everything rather than pretend (said in the terms).
-    return Abstention(found.threshold if found.threshold is not None else math.inf, found.terms())
+    check_risk_bound(method, tuple(sorted(checks)), model_key(llm.model), max_risk, delta)
+    return Abstention(risk_bound=RiskBound(max_risk, delta))

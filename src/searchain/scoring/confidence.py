@@ -13,9 +13,12 @@ cost nothing extra — they are read from what the method did:
   the chain needed, the reader's mean log-probability on the path.
 
 A calibrator (``calibration.py``: logistic regression fit on calibration items, shipped as a
-data file with its provenance) maps them to the probability that the answer is right. Where
-none was fit for the method and model, the value is an *uncalibrated score* — the share of the
-binary evidence above that holds — and says so; it never poses as a probability.
+data file with its provenance) maps them to the probability that the answer is right, for
+answers of exactly the configuration it was fit on (``configuration.py``), with its own
+largest terms as the reasons (``reasons.py``). Elsewhere — no calibrator, another
+configuration, or one no better than the base rate — the value is an *uncalibrated score*
+(the share of the binary evidence above that holds) and says why; it never poses as a
+probability.
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from searchain.paths import cache_root
+from searchain.scoring.configuration import configuration, differences
 from searchain.scoring.match import contains_answer
+from searchain.scoring.reasons import calibrated_reasons
 from searchain.text import normalize_answer
 from searchain.types import Confidence, Trace, Usage
 
@@ -207,32 +212,70 @@ def apply_calibrator(calibrator: dict[str, Any], found: dict[str, float]) -> flo
     return 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
 
 
+def find_calibrator(method: str, checks: tuple[str, ...], model: str) -> dict[str, Any] | None:
+    """The calibrator for answers of exactly ``method`` with these checks on ``model``
+    (``searchain+likelihood``), else the method's own (a check run after the answer leaves
+    its probability valid: the check's signal is shown, not used); None without one. An
+    ablation is a method of its own: it never borrows SearChain's."""
+    return shipped_calibrator(calibrator_variant(method, checks), model) or shipped_calibrator(
+        method, model
+    )
+
+
+def not_a_probability(calibrator: dict[str, Any]) -> str:
+    """Why a calibrator's values are not shown as probabilities ("" when they are): on its
+    fit items, its signals predicted no better than the share right."""
+    chosen = calibrator.get("l2_chosen_by") or {}
+    if calibrator.get("probability", True):
+        return ""
+    loss = (chosen.get("cv_log_loss") or {}).get(f"{calibrator.get('l2', 0):g}")
+    bar = chosen.get("base_rate_log_loss")
+    return (
+        f"uncalibrated score: the calibrator fit for {calibrator.get('method')} on "
+        f"{calibrator.get('model')} predicts no better than the share right in "
+        f"cross-validation (log-loss {loss} against {bar}), so it is not shown as a probability"
+    )
+
+
+def mismatch(calibrator: dict[str, Any], trace: Trace, model: str) -> str:
+    """Why ``calibrator`` does not map this answer ("" when it does): its configuration is
+    not the answer's (``scoring/configuration.py``)."""
+    fit = (calibrator.get("certification") or {}).get("configuration")
+    if fit is None:
+        return ""  # a calibrator fit before configurations were recorded: by name alone
+    said = differences(fit, configuration(trace, model))
+    if not said:
+        return not_a_probability(calibrator)
+    return (
+        f"uncalibrated score: the calibrator for {calibrator.get('method')} on "
+        f"{calibrator.get('model')} was fit on another configuration ({'; '.join(said)}); "
+        "`searchain calibrate` on a few dozen labelled questions of this configuration fits one"
+    )
+
+
 def assess(
     trace: Trace,
     model: str | None,
     calibrator: dict[str, Any] | None = None,
     abstain_below: float | None = None,
 ) -> Confidence:
-    """The trace's confidence: calibrated where a calibrator for its method and model exists
-    (``calibrator``, else the shipped one), an uncalibrated score otherwise. Below
-    ``abstain_below`` the answer is marked abstained (it is kept, as a guess)."""
-    method = trace.method.split("-no-")[0] if trace.method.startswith("searchain") else trace.method
+    """The trace's confidence: calibrated where a calibrator was fit for exactly its
+    configuration (``calibrator``, else the user's or the shipped one), with the
+    calibrator's own largest terms as its reasons; an uncalibrated score otherwise, which
+    says why. Below ``abstain_below`` the answer is marked abstained (kept, as a guess)."""
     key = model_key(model)
     found = signals(trace)
-    checks = checks_of(trace)
-    calibrator = (
-        calibrator
-        or shipped_calibrator(calibrator_variant(method, checks), key)
-        or shipped_calibrator(method, key)
-    )
-    if calibrator is not None:
+    calibrator = calibrator or find_calibrator(trace.method, checks_of(trace), key)
+    why_not = mismatch(calibrator, trace, key) if calibrator is not None else ""
+    if calibrator is not None and not why_not:
         conf = Confidence(apply_calibrator(calibrator, found), True, found, _provenance(calibrator))
         conf.note = unused_or_missing(calibrator, found)
+        conf.lowered_by, conf.raised_by = calibrated_reasons(calibrator, found)
     else:
-        note = UNCALIBRATED.format(method=method, model=key)
+        note = why_not or UNCALIBRATED.format(method=trace.method, model=key)
         conf = Confidence(uncalibrated_score(found), False, found, None, note=note)
+        conf.lowered_by = lowered_by(found)
     conf.cost = {"llm_calls": 0.0, "seconds": 0.0}
-    conf.lowered_by = lowered_by(found)
     if abstain_below is not None:
         conf.threshold = abstain_below
         conf.abstained = conf.value < abstain_below
@@ -256,7 +299,7 @@ def unused_or_missing(calibrator: dict[str, Any], found: dict[str, float]) -> st
 def _provenance(calibrator: dict[str, Any]) -> dict[str, Any]:
     return {
         k: calibrator[k]
-        for k in ("name", "version", "method", "model", "fit_on")
+        for k in ("name", "version", "method", "model", "fit_on", "probability")
         if k in calibrator
     }
 
@@ -270,6 +313,11 @@ def abstention_text(trace: Trace) -> str:
     kind = "probability" if conf.calibrated else "uncalibrated score"
     said = "; ".join(conf.lowered_by) or "the signals are weak"
     guess = trace.answer or "(none)"
+    if conf.threshold is None:  # --max-risk with no threshold certified for this answer
+        return (
+            f"Not answered: confidence {conf.value:.2f} ({kind}), and {conf.terms}. "
+            f"Best unverified guess: {guess}"
+        )
     return (
         f"Not answered: confidence {conf.value:.2f} ({kind}) is below {conf.threshold:.2f} "
         f"— {said}. Best unverified guess: {guess}"

@@ -221,7 +221,14 @@ def confidence(trace: Trace) -> dict[str, Any] | None:
         "value": conf.value,
         "calibrated": conf.calibrated,
         "lowered_by": list(conf.lowered_by),
+        "raised_by": list(conf.raised_by),
         "abstained": conf.abstained,
+        # as the CLI and /v1/ask give them: the threshold (None: none asked, or none
+        # certified), its terms, the calibrator's provenance, and what an uncalibrated says
+        "threshold": conf.threshold,
+        "terms": conf.terms,
+        "calibrator": conf.calibrator,
+        "note": conf.note,
     }
 
 
@@ -235,4 +242,10 @@ def footer(srcs: list[Source], conf: dict[str, Any] | None) -> str:
         lines.append(f"\nConfidence: {conf['value']:.2f} ({kind})")
         if conf["lowered_by"]:
             lines.append(f"Lowered by: {'; '.join(conf['lowered_by'])}")
+        if conf["raised_by"]:
+            lines.append(f"Raised by: {'; '.join(conf['raised_by'])}")
+        if not conf["calibrated"] and conf["note"]:
+            lines.append(conf["note"])
+        if conf["terms"]:
+            lines.append(f"Threshold: {conf['terms']}")
     return "\n".join(lines)

@@ -74,7 +74,9 @@ class AnswerResult(BaseModel):
     confidence: dict[str, Any] | None = Field(
         None,
         description="value; calibrated (a probability only when true, else an uncalibrated "
-        "score); lowered_by (the signals against the answer, in words); abstained.",
+        "score, and note says why); lowered_by / raised_by (what moved it, in words); "
+        "abstained; threshold (null: none asked, or none certified) and terms (the "
+        "guarantee, or why there is none); calibrator (its provenance).",
     )
 
 

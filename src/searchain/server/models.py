@@ -267,6 +267,8 @@ class ConfidenceOut(BaseModel):
     note: str = ""
     cost: dict[str, float] = {}
     lowered_by: list[str] = []
+    raised_by: list[str] = []
+    terms: str = ""  # a risk bound's guarantee, or why no threshold was certified
 
 
 class TraceOut(BaseModel):

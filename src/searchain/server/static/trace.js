@@ -152,8 +152,11 @@ export function confidenceLine(trace) {
   if (c.lowered_by?.length) parts.push(h("span", { class: "pid" }, ` · lowered by: ${c.lowered_by.join("; ")}`));
   const line = h("p", { class: "confidence", "data-calibrated": String(c.calibrated) }, ...parts);
   if (!c.abstained) return line;
+  // A null threshold: --max-risk certified none for this answer; its terms say why.
+  const why = c.threshold == null ? `, and ${c.terms || "no threshold is certified"}`
+    : ` is below ${Number(c.threshold).toFixed(2)}`;
   return h("div", {}, h("p", { class: "warn abstained" },
-    `Not answered: confidence ${c.value.toFixed(2)} is below ${Number(c.threshold).toFixed(2)}. ` +
+    `Not answered: confidence ${c.value.toFixed(2)}${why}. ` +
     `Best unverified guess: ${trace.answer || "(none)"}`), line);
 }
 

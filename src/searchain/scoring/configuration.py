@@ -1,0 +1,86 @@
+"""One configuration identity: what a calibrator was fit on, and what an answer was made with.
+
+A calibrator's probability holds for the configuration its items were answered with and for
+nothing else: another method (an ablation included), model, prompt form, question position,
+node-label rule, task or corpus makes other answers with other signals. So a calibrator file
+names its configuration (:func:`configuration` of its items' traces), an answer's trace gives
+its own, and a calibrator maps only an answer whose configuration is the same
+(:func:`differences`). The costly checks run (``+likelihood``) choose the calibrator's file
+(``searchain+likelihood``); they run after the answer and leave it as it is, so a check
+without a calibrator of its own leaves the method's probability valid ("shown, not used").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from searchain.types import Trace
+
+# trace.meta: the corpus an answer searched (``methods/assembly.corpus_key``) and the
+# version of SearChain's node-label rule (absent: version 1, the rule before it was versioned).
+CORPUS_KEY = "corpus"
+LABEL_RULE_KEY = "label_rule"
+QUESTION_LAST = "@question-last"  # prompts.QUESTION_LAST: the CoQ template's suffix
+FIELDS = (
+    "method",
+    "model",
+    "prompt_form",
+    "question_position",
+    "label_rule",
+    "task",
+    "corpus",
+)
+# What each field is, in words (a note saying why an answer is not calibrated).
+WORDS = {
+    "method": "method",
+    "model": "model",
+    "prompt_form": "prompt form",
+    "question_position": "question position",
+    "label_rule": "node-label rule version",
+    "task": "task",
+    "corpus": "corpus",
+}
+
+
+def _searchain(trace: Trace) -> bool:
+    return trace.method.startswith("searchain")
+
+
+def question_position(trace: Trace) -> str | None:
+    """SearChain's question position, read from the CoQ template it sent (None elsewhere)."""
+    if not _searchain(trace) or "template" not in trace.meta:
+        return None
+    template = str(trace.meta.get("template") or "")
+    return "last" if template.endswith(QUESTION_LAST) else "instruction"
+
+
+def label_rule(trace: Trace) -> int | None:
+    """SearChain's node-label rule version (1 when the trace does not say; None elsewhere)."""
+    return int(trace.meta.get(LABEL_RULE_KEY, 1)) if _searchain(trace) else None
+
+
+def configuration(trace: Trace, model: str) -> dict[str, Any]:
+    """The configuration ``trace``'s answer was made with (``model``: its model's key)."""
+    return {
+        "method": trace.method,
+        "model": model,
+        "prompt_form": trace.meta.get("prompt_form"),
+        "question_position": question_position(trace),
+        "label_rule": label_rule(trace),
+        "task": trace.meta.get("task"),
+        "corpus": trace.meta.get(CORPUS_KEY),
+    }
+
+
+def differences(fit: dict[str, Any], answer: dict[str, Any]) -> list[str]:
+    """Where the answer's configuration is not the calibrator's, in words ("question
+    position last, fit on instruction"); empty: the same configuration."""
+    return [
+        f"{WORDS[f]} {_shown(answer.get(f))}, fit on {_shown(fit.get(f))}"
+        for f in FIELDS
+        if fit.get(f) != answer.get(f)
+    ]
+
+
+def _shown(value: Any) -> str:
+    return "not recorded" if value is None else str(value)

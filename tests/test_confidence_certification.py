@@ -1,0 +1,248 @@
+"""A confidence you can bet on (issue 49): the calibrator is fit on one part of its items and
+its threshold certified on the other (Learn-then-Test over a fixed grid); a calibrator maps
+only answers of exactly its configuration, and one no better than the base rate is never a
+probability; a calibrated answer's reasons are its calibrator's largest terms; an uncertified
+threshold is null with a reason, in strict JSON."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from searchain.scoring import confidence as conf_mod
+from searchain.scoring.calibration import binomial_cdf
+from searchain.scoring.certification import (
+    GRID,
+    certificate_of,
+    certify,
+    fewest_answers,
+    item_hash,
+    lowest_certified_risk,
+    split_of,
+)
+from searchain.scoring.confidence import abstention_text, assess, shipped_calibrator
+from searchain.scoring.reasons import SAID, contributions
+from searchain.scoring.risk_bound import RiskBound, check_risk_bound
+from searchain.types import Citation, Node, Passage, Trace
+
+MODEL = "qwen2.5-coder-1.5b"
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "confidence.md"
+SHIPPED_META = {  # the shipped calibrators' configuration (their calibration runs')
+    "prompt_form": "chat",
+    "template": "searchain/coq_multihop",
+    "task": "multihop",
+    "corpus": "bm25:demo",
+}
+
+
+def _shipped() -> dict[str, dict[str, Any]]:
+    files = resources.files("searchain.data")
+    return {
+        f.name.removeprefix("calibrator-").removesuffix(".json"): json.loads(f.read_text())
+        for f in files.iterdir()
+        if f.name.startswith("calibrator-")
+    }
+
+
+def _searchain_trace(answer: str = "Shirley Temple", in_passage: bool = True) -> Trace:
+    """A SearChain answer made with the shipped configuration: one step, confirmed."""
+    text = "Kiss and Tell is a film starring Shirley Temple." if in_passage else "A film."
+    passage = Passage("p1", text, "Kiss and Tell")
+    node = Node(id="n1", query="Who starred?", answer=answer, passages=[passage])
+    node.meta = {"status": "verified", "reader": {"confidence": -0.2}}
+    trace = Trace(
+        question="Who portrayed Corliss Archer in Kiss and Tell?",
+        method="searchain",
+        answer=answer,
+        references=[passage],
+        citations=[Citation(mark=1, passage_id="p1")],
+        nodes=[node],
+        rounds=1,
+    )
+    trace.meta.update(SHIPPED_META, path=["n1"], theta=-1.3)
+    return trace
+
+
+def test_the_split_rule_is_fixed_and_fit_items_never_certify() -> None:
+    assert split_of("5a8b57f25542995d1e6f1371") == split_of("5a8b57f25542995d1e6f1371")
+    parts = [split_of(f"q{i}") for i in range(1000)]
+    assert 400 < parts.count("certify") < 600  # about half each
+    for name, cal in _shipped().items():
+        fit, held = set(cal["fit_items"]), {h for h, _, _ in cal["certification"]["items"]}
+        assert not fit & held, name
+        assert len(fit) + len(held) == cal["fit_on"]["items"], name
+
+
+def test_certification_is_its_formula_on_a_fixed_set() -> None:
+    # 12 certification items, most confident first: 8 right, then wrong, right, wrong, wrong.
+    scores = [0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6, 0.55, 0.5, 0.45, 0.4, 0.35]
+    right = [True] * 8 + [False, True, False, False]
+    # At risk 0.3 and δ 0.1, 7 answers without an error are the fewest that certify; the fit
+    # items answer 7 of 10 (all right) from 0.60 down, so the sequence starts at 0.60.
+    assert fewest_answers(0.3, 0.1) == 7 and 0.7**7 <= 0.1 < 0.7**6
+    fit = [(0.6, True)] * 7 + [(0.1, False)] * 3
+    found = certify(scores, right, fit, max_risk=0.3, delta=0.1)
+    # 0.60 ... 0.56 answer 7 (p = 0.7^7), 0.55 ... 0.51 answer 8 (0.7^8); 0.50 answers 9 with
+    # one error: P(Bin(9, 0.3) <= 1) = 0.196 > 0.1 stops the sequence.
+    assert binomial_cdf(1, 9, 0.3) > 0.1
+    assert (found.threshold, found.answered, found.errors, found.items) == (0.51, 8, 0, 12)
+    assert "at most 0.3 with probability at least 0.9" in found.terms()
+    assert "certification items the calibrator was not fit on" in found.terms()
+    # fit items that never answer 7/12 of themselves right: no start, no threshold, a reason
+    nowhere = certify(scores, right, [(0.2, False)] * 10, max_risk=0.3, delta=0.1)
+    assert nowhere.threshold is None and "every answer is withheld" in nowhere.terms()
+    assert GRID[0] == 0.99 and GRID[-1] == 0.01 and len(GRID) == 99
+
+
+def test_every_shipped_calibrator_records_its_certification() -> None:
+    for name, cal in _shipped().items():
+        cert = cal["certification"]
+        assert cert["delta"] == 0.1 and cert["grid"] == {"from": 0.99, "to": 0.01, "step": 0.01}
+        assert cert["configuration"]["model"] == MODEL and cert["configuration"]["corpus"]
+        scores = [s for _, s, _ in cert["items"]]
+        right = [bool(ok) for _, _, ok in cert["items"]]
+        fit = [(p, bool(ok)) for p, ok in cal["calibration"]]
+        again = lowest_certified_risk(scores, right, fit, 0.1)
+        got = None if again is None else again.max_risk
+        assert got == cert["lowest_certified_risk"], name
+        assert all(re.fullmatch(r"[0-9a-f]{16}", h) for h, _, _ in cert["items"])
+
+
+def test_the_docs_table_is_the_shipped_certifications() -> None:
+    """docs/confidence.md's table: each shipped calibrator's lowest risk certified at
+    δ = 0.1 and its item counts, as the files hold them."""
+    text = DOCS.read_text(encoding="utf-8")
+    for name, cal in _shipped().items():
+        cert = cal["certification"]
+        row = re.search(rf"^\| `{re.escape(name)}` \|([^\n]*)$", text, re.M)
+        assert row, f"no row for {name} in docs/confidence.md"
+        cells = [c.strip() for c in row[1].split("|")]
+        fit_on = cal["fit_on"]
+        assert cells[0] == str(fit_on["fit_items"]) and cells[1] == str(len(cert["items"]))
+        lowest = cert["lowest_certified_risk"]
+        assert cells[2] == ("none" if lowest is None else f"{lowest:.2f}"), name
+
+
+def test_a_calibrated_answer_of_the_shipped_configuration() -> None:
+    conf = assess(_searchain_trace(), MODEL)
+    assert conf.calibrated and conf.calibrator["name"] == f"searchain--{MODEL}"
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"method": "searchain-no-verification"}, "no calibrator was fit for searchain-no-verif"),
+        ({"template": "searchain/coq_multihop@question-last"}, "question position last, fit on"),
+        ({"corpus": "bm25:debian-docs"}, "corpus bm25:debian-docs, fit on bm25:demo"),
+        ({"task": "open"}, "task open, fit on multihop"),
+        ({"label_rule": 2}, "node-label rule version 2, fit on 1"),
+        ({"prompt_form": "completion"}, "prompt form completion, fit on chat"),
+    ],
+)
+def test_another_configuration_is_not_shown_as_a_probability(
+    change: dict[str, Any], said: str
+) -> None:
+    """An ablation, another question position, corpus, task, label rule or prompt form: an
+    uncalibrated score that says why (and where the calibrator was fit)."""
+    trace = _searchain_trace()
+    if "method" in change:
+        trace.method = change["method"]
+    else:
+        trace.meta.update(change)
+    conf = assess(trace, MODEL)
+    assert not conf.calibrated and conf.calibrator is None
+    assert conf.note.startswith("uncalibrated score") and said in conf.note
+
+
+def test_a_base_rate_calibrator_is_not_shown_as_a_probability() -> None:
+    shipped = shipped_calibrator("retrieve-read", MODEL)
+    assert shipped is not None and shipped["probability"] is False
+    trace = Trace(question="q", method="retrieve-read", answer="Shirley Temple")
+    trace.meta.update(prompt_form="chat", task="multihop", corpus="bm25:demo")
+    conf = assess(trace, MODEL)
+    assert not conf.calibrated and "no better than the share right" in conf.note
+    with pytest.raises(ValueError, match=r"needs a calibrated confidence: .*no better"):
+        check_risk_bound("retrieve-read", (), MODEL, 0.3, 0.1)
+    with pytest.raises(ValueError, match="no calibrator was fit for searchain-no-ir"):
+        check_risk_bound("searchain-no-ir", (), MODEL, 0.3, 0.1)
+
+
+def test_a_calibrated_answers_reasons_name_its_largest_negative_term() -> None:
+    trace = _searchain_trace("Judy Garland")  # not in the passage: the search cannot back it
+    conf = assess(trace, MODEL)
+    assert conf.calibrated
+    shipped = shipped_calibrator("searchain", MODEL)
+    terms = contributions(shipped, conf.signals)
+    lowest = min(terms.values())
+    assert lowest < 0
+    largest = {SAID[n](conf.signals[n]) for n, t in terms.items() if t == lowest}  # ties
+    assert conf.lowered_by[0] in largest
+    highest = max(terms.values())
+    largest = {SAID[n](conf.signals[n]) for n, t in terms.items() if t == highest}
+    assert conf.raised_by and conf.raised_by[0] in largest
+
+
+@pytest.mark.parametrize("checks", [{}, {"likelihood": {"answer_logprob": -0.3}}])
+def test_a_risk_bound_uses_the_threshold_of_the_calibrator_that_mapped_the_answer(
+    checks: dict[str, Any],
+) -> None:
+    trace = _searchain_trace()
+    trace.meta["confidence_checks"] = checks
+    conf = assess(trace, MODEL)
+    variant = "searchain+likelihood" if checks else "searchain"
+    shipped = shipped_calibrator(variant, MODEL)
+    assert conf.calibrator["name"] == f"{variant}--{MODEL}"
+    for risk in (0.3, 0.6):
+        bound = RiskBound(risk, 0.1)
+        bound.apply(conf)
+        expected = certificate_of(shipped, risk, 0.1)
+        assert conf.threshold == expected.threshold
+        assert conf.abstained == (expected.threshold is None or conf.value < expected.threshold)
+        assert conf.terms == expected.terms()
+    trace.confidence = conf
+    RiskBound(0.05, 0.1).apply(conf)  # nothing is certified that low
+    assert conf.threshold is None and conf.abstained
+    said = abstention_text(trace)
+    assert said.startswith("Not answered: confidence") and "no threshold is certified" in said
+    strict = json.loads(json.dumps(trace.to_dict()), parse_constant=_refuse)
+    assert strict["confidence"]["threshold"] is None
+
+
+def test_an_uncalibrated_answer_gets_no_threshold_and_says_why() -> None:
+    trace = _searchain_trace()
+    trace.meta["corpus"] = "bm25:debian-docs"
+    conf = assess(trace, MODEL)
+    RiskBound(0.6, 0.1).apply(conf)
+    assert conf.threshold is None and conf.abstained
+    assert "not a calibrated probability" in conf.terms and "bm25:debian-docs" in conf.terms
+
+
+def _refuse(constant: str) -> Any:
+    raise ValueError(f"not strict JSON: {constant}")
+
+
+def test_item_hashes_are_short_and_stable() -> None:
+    assert item_hash("q1") == item_hash("q1") and len(item_hash("q1")) == 16
+    conf_mod.shipped_calibrator.cache_clear()
+
+
+def test_a_spec_certifies_per_method_an_ablation_never_borrowing_searchains() -> None:
+    """``--max-risk`` on a spec: SearChain's is held with each answer's calibrator; its
+    ablation, which has no calibrator of its own, is refused in words before it runs."""
+    from types import SimpleNamespace
+
+    from searchain.methods.assembly import Spec, abstention
+
+    qwen = SimpleNamespace(model="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")  # only its name
+    held = abstention(Spec(method="searchain", max_risk=0.6, risk_delta=0.2), qwen)
+    assert held is not None and held.risk_bound is not None
+    assert (held.risk_bound.max_risk, held.risk_bound.delta) == (0.6, 0.2)
+    with pytest.raises(ValueError, match="no calibrator was fit for searchain-no-verification"):
+        abstention(Spec(method="searchain-no-verification", max_risk=0.6), qwen)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        abstention(Spec(method="searchain", max_risk=0.6, risk_delta=1.5), qwen)
