@@ -213,7 +213,9 @@ def main() -> None:
         print(json.dumps(rows, indent=2))
         return None
     for row in rows:
-        print(f"{row['run']}: {row['items']} SearChain items, labelled by {row['recorded_rule']}")
+        print(
+            f"{row['run']}: {row['items']} SearChain items, labelled by rule {row['recorded_rule']}"
+        )
         for when in ("before", "after"):
             t = row[when]
             broken = sum(t["verified_breaking_the_rule"].values())

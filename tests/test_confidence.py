@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 import searchain
 from searchain.cli import app
+from searchain.methods.searchain.node_labels import LABEL_RULE
 from searchain.scoring import confidence as conf_mod
 from searchain.scoring.calibration import (
     L2_GRID,
@@ -33,12 +34,14 @@ from searchain.types import Citation, Node, Passage, Trace
 
 QUESTION = "Who portrayed Corliss Archer in Kiss and Tell?"
 # The configuration the shipped calibrators were fit on (their calibration runs'): SearChain's
-# CoQ prompt with the question in the instruction, chat form, multi-hop, the demo index.
+# CoQ prompt with the question in the instruction, chat form, multi-hop, the demo index, node
+# labels of rule 2 (issue 47: the relabelled runs').
 SHIPPED_META = {
     "prompt_form": "chat",
     "template": "searchain/coq_multihop",
     "task": "multihop",
     "corpus": "bm25:demo",
+    "label_rule": LABEL_RULE,
 }
 
 

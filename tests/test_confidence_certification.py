@@ -29,15 +29,10 @@ from searchain.scoring.confidence import abstention_text, assess, shipped_calibr
 from searchain.scoring.reasons import SAID, contributions
 from searchain.scoring.risk_bound import RiskBound, check_risk_bound
 from searchain.types import Citation, Node, Passage, Trace
+from test_confidence import SHIPPED_META
 
 MODEL = "qwen2.5-coder-1.5b"
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "confidence.md"
-SHIPPED_META = {  # the shipped calibrators' configuration (their calibration runs')
-    "prompt_form": "chat",
-    "template": "searchain/coq_multihop",
-    "task": "multihop",
-    "corpus": "bm25:demo",
-}
 
 
 def _shipped() -> dict[str, dict[str, Any]]:
@@ -140,7 +135,7 @@ def test_a_calibrated_answer_of_the_shipped_configuration() -> None:
         ({"template": "searchain/coq_multihop@question-last"}, "question position last, fit on"),
         ({"corpus": "bm25:debian-docs"}, "corpus bm25:debian-docs, fit on bm25:demo"),
         ({"task": "open"}, "task open, fit on multihop"),
-        ({"label_rule": 2}, "node-label rule version 2, fit on 1"),
+        ({"label_rule": 1}, "node-label rule version 1, fit on 2"),
         ({"prompt_form": "completion"}, "prompt form completion, fit on chat"),
     ],
 )

@@ -81,7 +81,7 @@ def test_a_yes_no_node_without_a_judge_is_unconfirmed() -> None:
 
 
 def test_the_rule_is_named() -> None:
-    assert LABEL_RULE == "agreement-2"
+    assert LABEL_RULE == 2
 
 
 def _trace(*nodes: Node, theta: float = -1.0) -> Trace:

@@ -176,7 +176,9 @@ def environment_changes(run_dir: str | Path, environment: dict[str, Any]) -> lis
     old = manifest.get("environment") or {}
     changes = []
     if (rule := manifest.get("label_rule", FIRST_LABEL_RULE)) != LABEL_RULE:
-        changes.append(f"SearChain's node labels follow {LABEL_RULE} (the run started with {rule})")
+        changes.append(
+            f"SearChain's node labels follow rule {LABEL_RULE} (the run started with rule {rule})"
+        )
     for key, what in (("model", "the model"), ("index", "the index")):
         if key in old and key in environment and old[key] != environment[key]:
             changes.append(f"{what} differs from the one that started this run")

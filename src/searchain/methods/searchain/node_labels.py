@@ -18,7 +18,7 @@ So the label has a rule of its own, checked both ways. A node is **verified** on
   entailment check (the NLI judge, ``yesno_check="nli"``) can verify one.
 
 Every other node the chain kept is **unconfirmed**, with what the check found. The label
-changes no answer, path or prompt. :data:`LABEL_RULE` names the rule; traces and run
+changes no answer, path or prompt. :data:`LABEL_RULE` is the rule's version; traces and run
 manifests record it, so signals read from one rule's labels are not mixed with another's.
 """
 
@@ -33,11 +33,11 @@ from searchain.methods.searchain.yesno_check import yes_no_answer
 from searchain.readers.base import ReaderOutput
 from searchain.text import contains_answer, normalize_answer
 
-# The rule's name, recorded in each trace (meta "label_rule") and run manifest. Traces without
-# it were labelled by the first rule, "containment-1": verified when a confident reader's span
-# was contained in the node's answer.
-LABEL_RULE = "agreement-2"
-FIRST_LABEL_RULE = "containment-1"
+# The rule's version, recorded in each trace (meta "label_rule") and run manifest. Traces without
+# it were labelled by version 1: verified when a confident reader's span was contained in the
+# node's answer (the paper's containment, read as a label).
+LABEL_RULE = 2
+FIRST_LABEL_RULE = 1
 # Token F1 between the reader's span and the node answer's own words (those its query does not
 # already say, function words aside) above which the two agree. Chosen on the calibration items'
 # recorded nodes (bench/node_labels.py --pairs lists the pairs it decides): above 0.4 keeps 11 of
