@@ -9,6 +9,8 @@ with them, so an unchanged file costs nothing and a reader never sees half a fil
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,17 +50,16 @@ def index_folders(
     files, skipped = read.discover(paths)
     with CollectionWriter(target, dense=dense, model_path=model_path) as writer:
         manifest = read_manifest(writer.conn, writer.collection)
-        same_shape = (
-            manifest.get("version") == MANIFEST_VERSION and manifest.get("options") == shaping
-        )
-        # Other splitting or selection: every file is read again (and replaced).
-        old_files = read_units(writer.conn, writer.collection) if same_shape else {}
         readers = extractors()
-        old_readers = manifest.get("extractors") or {}
-        stale = {kind for kind, name in readers.items() if old_readers.get(kind) != name}
+        # Each file's entry records the options and parsers it was read with (not the
+        # collection once at the end: a killed run must not lose what it committed).
+        shape = _shape(shaping, readers)
+        units = read_units(writer.conn, writer.collection)
+        old_files = {u: e for u, e in units.items() if e.get("shape") == shape}
+        stale: set[str] = set()
         report = IndexReport(skipped=dict(skipped))
         entries, to_read = _plan(files, old_files, report, stale)
-        report.removed = sorted(set(read_units(writer.conn, writer.collection)) - set(entries))
+        report.removed = sorted(set(units) - set(entries))
         progress.total(len(files))
         stats: dict[str, float] = {}
         old_sites = manifest.get("repeated_blocks") or {}
@@ -68,6 +69,7 @@ def index_folders(
         parsed = read.parse([f for f in to_read if f.kind != "html"], stats)
         for f, result in _results(to_read, parsed, sites):
             passages = _passages(f.rel, result, entries[f.rel], report, read.strict)
+            entries[f.rel]["shape"] = shape
             if f.kind == "html":
                 entries[f.rel]["edges"] = sites.prints(f.rel)
             writer.put(f.rel, entries[f.rel], passages)
@@ -90,6 +92,12 @@ def index_folders(
     report.seconds = time.perf_counter() - t0
     report.parser_peak_mb = stats.get("worker_peak_mb", 0.0)
     return report
+
+
+def _shape(shaping: dict[str, Any], readers: dict[str, str]) -> str:
+    """What shaped a file's passages: the reading options and the parsers' versions."""
+    text = json.dumps([MANIFEST_VERSION, shaping, readers], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _results(to_read: list[FileEntry], parsed: Iterator[Any], sites: Any) -> Iterator[Any]:
