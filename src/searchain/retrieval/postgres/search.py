@@ -57,12 +57,13 @@ ranked AS (
 dranked AS (
   SELECT pk, row_number() OVER (ORDER BY score DESC, pk) AS r FROM den),
 fused AS (
-  SELECT coalesce(l.pk, d.pk) AS pk,
-         coalesce(1.0 / (%(krrf)s + l.r), 0) + coalesce(1.0 / (%(krrf)s + d.r), 0) AS score,
-         least(coalesce(l.r, 1e9), coalesce(d.r, 1e9)) AS best,
-         CASE WHEN coalesce(l.r, 1e9) <= coalesce(d.r, 1e9) THEN 0 ELSE 1 END AS first
-  FROM ranked l FULL OUTER JOIN dranked d ON l.pk = d.pk
-  ORDER BY round(score, 12) DESC, best, first
+  SELECT * FROM (
+    SELECT coalesce(l.pk, d.pk) AS pk,
+           coalesce(1.0 / (%(krrf)s + l.r), 0) + coalesce(1.0 / (%(krrf)s + d.r), 0) AS score,
+           least(coalesce(l.r, 1e9), coalesce(d.r, 1e9)) AS best,
+           CASE WHEN coalesce(l.r, 1e9) <= coalesce(d.r, 1e9) THEN 0 ELSE 1 END AS first
+    FROM ranked l FULL OUTER JOIN dranked d ON l.pk = d.pk) AS f
+  ORDER BY round(score::numeric, 12) DESC, best, first
   LIMIT %(k)s
 )"""
 
@@ -160,7 +161,7 @@ class PostgresIndex:
             sql = f"WITH {self._dense()} {_PASSAGES.format(hits='den', order='h.score DESC, h.pk')}"
             params = self._params(terms, counts, vector, k, k)
         else:
-            order = "h.score DESC, h.best, h.first"
+            order = "round(h.score::numeric, 12) DESC, h.best, h.first"
             hits = _PASSAGES.format(hits="fused", order=order)
             sql = f"WITH {_LEXICAL}, {self._dense()}, {_FUSED} {hits}"
             params = self._params(terms, counts, vector, max(DEPTH, k), k)
