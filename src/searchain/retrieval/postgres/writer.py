@@ -50,9 +50,17 @@ class CollectionWriter:
             raise
         self.analyzer = Analyzer(self.collection.settings["tokenizer"])
 
-    def put(self, unit: str, entry: dict[str, Any] | None, passages: Sequence[Passage]) -> None:
-        """Replace ``unit``'s passages (``entry`` None: remove it) in one transaction."""
-        vectors = self._encode(passages) if self._embedder is not None and passages else None
+    def put(
+        self,
+        unit: str,
+        entry: dict[str, Any] | None,
+        passages: Sequence[Passage],
+        vectors: np.ndarray | None = None,
+    ) -> None:
+        """Replace ``unit``'s passages (``entry`` None: remove it) in one transaction.
+        ``vectors``: already encoded (the same model's), else encoded here if dense."""
+        if vectors is None and self._embedder is not None and passages:
+            vectors = self._encode(passages)
         replace_unit(self.conn, self.collection, self.analyzer, unit, entry, passages, vectors)
 
     def _encode(self, passages: Sequence[Passage]) -> np.ndarray:
