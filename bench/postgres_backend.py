@@ -174,7 +174,6 @@ def scale(url: str, base: list[Passage], vectors: np.ndarray, size: int, queries
     meta = {"dim": vecs.shape[1]}
     dense = DenseIndex(work / "none", bm25._store, vecs, None, meta, "")
     from searchain.readers.similarity import Embedder
-
     from searchain.retrieval.dense.encoding import torch_threads
 
     embedder = Embedder(None)
