@@ -24,6 +24,7 @@ from documents_kit import write_docx, write_guide_pdf
 from postgres_kit import PASSWORD, collection
 from searchain.api import index_folder_report, open_index
 from searchain.cli import app as cli_app
+from searchain.redaction import redact_obj
 from searchain.retrieval import BM25Index
 from searchain.retrieval.demo import demo_corpus_path
 from searchain.retrieval.postgres import (
@@ -223,6 +224,8 @@ def test_password_never_printed_traced_or_stored(pg_url: str, folder: Path) -> N
     assert "cannot connect" in outputs[5] and "***" in outputs[5]
     index = open_index(url)
     outputs += [repr(index), str(index.target), index.target.display, json.dumps(index.metadata)]
+    # What a run manifest or trace records of the spec passes through the redaction helper.
+    outputs.append(json.dumps(redact_obj({"index": url, "dense_index": url + "&password=x"})))
     with psycopg.connect(parse_target(pg_url).dsn) as conn:
         stored = conn.execute(
             "SELECT string_agg(settings::text || manifest::text, '') FROM searchain.collections"
