@@ -19,13 +19,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from searchain.methods.settings import Setting
 from searchain.retrieval import BM25Index
 from searchain.retrieval.base import Retriever
 from searchain.retrieval.documents import IndexReport, index_documents
+from searchain.retrieval.postgres.target import is_postgres_url
 from searchain.types import Trace
+
+if TYPE_CHECKING:
+    from searchain.retrieval.postgres import PostgresIndex
 
 __all__ = ["ask", "evaluate", "index_folder", "make_asker", "open_index", "report", "settings"]
 
@@ -34,8 +38,9 @@ def index_folder(
     paths: str | Path | Sequence[str | Path],
     out: str | Path,
     **options: Any,
-) -> BM25Index:
-    """Index the documents under ``paths`` into the directory ``out`` and return the index.
+) -> BM25Index | PostgresIndex:
+    """Index the documents under ``paths`` into the directory ``out`` (or the collection a
+    ``postgresql://`` URL names) and return the index.
 
     Re-running it re-reads only added and changed files. ``options`` are those of
     :func:`searchain.retrieval.documents.index_documents` (``include``, ``exclude``,
@@ -46,14 +51,28 @@ def index_folder(
 
 def index_folder_report(
     paths: str | Path | Sequence[str | Path], out: str | Path, **options: Any
-) -> tuple[BM25Index, IndexReport]:
-    """:func:`index_folder` and its report (added, changed, removed, unchanged, skipped)."""
+) -> tuple[BM25Index | PostgresIndex, IndexReport]:
+    """:func:`index_folder` and its report (added, changed, removed, unchanged, skipped).
+
+    ``out`` may be a ``postgresql://USER@HOST/DB?collection=NAME`` URL: the documents go
+    into that collection, a file per transaction (``dense=True`` stores MiniLM vectors too,
+    for ``retriever="hybrid"``)."""
     given = [paths] if isinstance(paths, str | Path) else list(paths)
+    if is_postgres_url(str(out)):
+        from searchain.retrieval.postgres import PostgresIndex, index_folders, parse_target
+
+        report = index_folders(given, parse_target(str(out)), **options)
+        return PostgresIndex(str(out)), report
     return index_documents(given, out, **options)
 
 
-def open_index(path: str | Path) -> BM25Index:
-    """Open an index made by :func:`index_folder` or ``searchain index``."""
+def open_index(path: str | Path) -> BM25Index | PostgresIndex:
+    """Open an index made by :func:`index_folder` or ``searchain index`` (a directory, or
+    a ``postgresql://`` collection)."""
+    if is_postgres_url(str(path)):
+        from searchain.retrieval.postgres import PostgresIndex
+
+        return PostgresIndex(str(path))
     return BM25Index.load(path)
 
 

@@ -11,15 +11,19 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from searchain.redaction import redact_text
+
 console = Console()
 err = Console(stderr=True)
 
+# A str, not a Path: a Path would fold postgresql://host into postgresql:/host.
 IndexOpt = Annotated[
-    Path | None,
+    str | None,
     typer.Option(
         "--index",
         "-i",
-        help="A BM25 index directory made by [bold]searchain index[/]. Default: the demo corpus.",
+        help="A BM25 index directory made by [bold]searchain index[/], or a "
+        "postgresql://USER@HOST/DB?collection=NAME URL. Default: the demo corpus.",
         show_default=False,
     ),
 ]
@@ -67,7 +71,7 @@ MethodOpt = Annotated[
     ),
 ]
 DenseIndexOpt = Annotated[
-    Path | None,
+    str | None,
     typer.Option(help="A dense index directory (default: the demo corpus).", show_default=False),
 ]
 
@@ -104,7 +108,8 @@ def fail(message: str, code: int = 1) -> None:
     """Print the error and exit with ``code`` (raises :class:`typer.Exit`, never returns)."""
     # soft_wrap: the terminal wraps a long message, Rich does not break it into lines of
     # its own (which split words of the message at the console width, e.g. in logs and tests)
-    err.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
+    # An error may quote a postgresql:// URL or a key: masked like everything written out.
+    err.print(f"[bold red]error:[/] {escape(redact_text(message))}", soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -118,7 +123,7 @@ def opening_status(spec: Any) -> Any:
 
 
 def open_retriever(
-    spec: str, index: Path | None, dense_index: Path | None, llm: object = None
+    spec: str, index: str | Path | None, dense_index: str | Path | None, llm: object = None
 ) -> object:
     """The retriever ``--retriever spec`` names, or an error exit saying why it cannot open."""
     from searchain.retrieval import factory
@@ -133,6 +138,6 @@ def open_retriever(
             else contextlib.nullcontext()
         ):
             return factory.open_retriever(spec, index=index, dense_index=dense_index, llm=llm)
-    except (FileNotFoundError, ValueError, RuntimeError, ImportError) as e:
+    except (FileNotFoundError, ValueError, RuntimeError, ImportError, ConnectionError) as e:
         fail(str(e))
     raise AssertionError("unreachable")

@@ -38,6 +38,9 @@ from searchain.cli.index_options import (
     TimeoutOpt,
     TitleColumnOpt,
 )
+from searchain.cli.index_postgres import index_postgres
+from searchain.retrieval.documents.build import ReadOptions
+from searchain.retrieval.postgres.target import is_postgres_url
 from searchain.types import Passage
 
 CORPUS_SUFFIXES = (".jsonl", ".json", ".tsv", ".gz")
@@ -78,39 +81,56 @@ def index(
 
       searchain index corpus.jsonl -o idx/dense --kind dense --index-type hnsw
 
+      searchain index docs/ -o 'postgresql://me@db/rag?collection=docs' --kind dense
+
     Then: searchain ask "..." --index my-index
     """
     _check_kind_and_paths(kind, paths)
     corpus = _corpus_file(paths, fmt)
+    if is_postgres_url(out):
+        options = {"max_words": max_words or None, "kind": kind, "model": model, "fmt": fmt}
+        read = _read_options(include, exclude, strict, text_column, title_column, id_column)
+        read.max_file_mb, read.timeout_s, read.max_words = max_file_mb, timeout, max_words or None
+        index_postgres(paths, corpus, out, read, options, json_out)
+        return
     if corpus is None:
         if fmt:
             fail(
                 "--format names a corpus file's format; folders and documents are detected "
                 "by extension"
             )
-        from searchain.retrieval.documents import ReadOptions
-
-        read = ReadOptions(
-            include=include,
-            exclude=exclude,
-            max_words=max_words or None,
-            strict=strict,
-            columns={"text": text_column, "title": title_column, "id": id_column},
-            max_file_mb=max_file_mb,
-            timeout_s=timeout,
-        )
+        read = _read_options(include, exclude, strict, text_column, title_column, id_column)
+        read.max_file_mb, read.timeout_s, read.max_words = max_file_mb, timeout, max_words or None
         if kind == "dense":
-            _dense_documents(paths, out, read, index_type, model, batch_size, json_out)
+            _dense_documents(paths, Path(out), read, index_type, model, batch_size, json_out)
         else:
-            _index_documents(paths, out, read, json_out)
+            _index_documents(paths, Path(out), read, json_out)
         return
     passages = _index_corpus(
-        corpus, out, fmt, max_words or None, kind, index_type, model, batch_size, json_out
+        corpus, Path(out), fmt, max_words or None, kind, index_type, model, batch_size, json_out
     )
     if json_out:
         print(json.dumps({"index": str(out), "kind": kind, "passages": passages}))
     else:
         console.print(f"[green]Indexed {passages:,} passages ({kind}) into[/] {out}")
+
+
+def _read_options(
+    include: list[str] | None,
+    exclude: list[str] | None,
+    strict: bool,
+    text_column: str,
+    title_column: str | None,
+    id_column: str | None,
+) -> ReadOptions:
+    from searchain.retrieval.documents import ReadOptions
+
+    return ReadOptions(
+        include=include,
+        exclude=exclude,
+        strict=strict,
+        columns={"text": text_column, "title": title_column, "id": id_column},
+    )
 
 
 def _check_kind_and_paths(kind: str, paths: list[Path]) -> None:

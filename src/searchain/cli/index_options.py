@@ -19,7 +19,14 @@ PathsArg = Annotated[
         show_default=False,
     ),
 ]
-OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Directory to write the index to.")]
+OutOpt = Annotated[
+    str,
+    typer.Option(
+        "--out",
+        "-o",
+        help="Directory to write the index to, or postgresql://USER@HOST/DB?collection=NAME.",
+    ),
+]
 
 # Folders of documents: which files, and how they are read.
 IncludeOpt = Annotated[

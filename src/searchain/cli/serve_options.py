@@ -13,7 +13,10 @@ HostOpt = Annotated[
 PortOpt = Annotated[int, typer.Option(help="Port.")]
 RunsDirOpt = Annotated[Path, typer.Option(help="Directory of `searchain eval` runs to browse.")]
 ServeIndexOpt = Annotated[
-    Path | None, typer.Option("--index", "-i", help="BM25 index (default: the demo corpus).")
+    str | None,
+    typer.Option(
+        "--index", "-i", help="BM25 index or postgresql:// URL (default: the demo corpus)."
+    ),
 ]
 ServeRetrieverOpt = Annotated[
     str,
@@ -25,7 +28,7 @@ ServeRetrieverOpt = Annotated[
         "in `searchain ask --help`).",
     ),
 ]
-ServeDenseIndexOpt = Annotated[Path | None, typer.Option(help="A dense index directory.")]
+ServeDenseIndexOpt = Annotated[str | None, typer.Option(help="A dense index directory.")]
 BackendOpt = Annotated[
     str,
     typer.Option(

@@ -3,6 +3,8 @@
 bm25            BM25 index (--index DIR; default: the demo corpus)
 dense           dense MiniLM index (--dense-index DIR; default: the demo corpus)
 hybrid          reciprocal-rank fusion of the two above
+postgresql://USER@HOST/DB?collection=NAME as --index: a PostgreSQL collection, searched
+                by bm25, dense or hybrid in the database (retrieval/postgres/)
 remote:URL      a retrieval service: `searchain serve-index`, or any ColBERTv2 server
 llm-url[:OPTS]  LLM-URL: the LLM names Wikipedia URLs, pages are fetched and ranked (needs
                 an LLM: ``llm=``; see searchain.retrieval.llm_url.spec for OPTS)
@@ -39,6 +41,19 @@ def is_llm_url(spec: str) -> bool:
     return spec == "llm-url" or spec.startswith("llm-url:")
 
 
+def _postgres_url(index: str | Path | None, dense_index: str | Path | None) -> str | None:
+    """The collection's URL when ``--index`` (or ``--dense-index``) names one: it holds
+    the lexical and the dense index both, so one URL serves every spec."""
+    from searchain.retrieval.postgres.target import is_postgres_url
+
+    urls = {str(i) for i in (index, dense_index) if is_postgres_url(str(i))}
+    if len(urls) > 1:
+        raise ValueError("--index and --dense-index name two PostgreSQL collections; name one")
+    if urls and {index, dense_index} - urls - {None}:
+        raise ValueError("a PostgreSQL collection holds both indexes: name only it")
+    return urls.pop() if urls else None
+
+
 def open_retriever(
     spec: str = "bm25",
     *,
@@ -58,6 +73,11 @@ def open_retriever(
         return RemoteRetriever(spec[len("remote:") :])
     if spec not in ("bm25", "dense", "hybrid"):
         raise ValueError(f"unknown retriever {spec!r}; one of {', '.join(SPECS)}")
+    database = _postgres_url(index, dense_index)
+    if database is not None:
+        from searchain.retrieval.postgres import PostgresIndex
+
+        return PostgresIndex(database, mode=spec)
     parts: list[Retriever] = []
     if spec in ("bm25", "hybrid"):
         from searchain.retrieval.bm25 import BM25Index
