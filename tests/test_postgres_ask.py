@@ -62,6 +62,8 @@ def test_answer_over_postgres_cites_file_and_page(pg_url: str, tmp_path: Path) -
     asker = make_asker(index=url, r_max=2, max_tokens=96)
     trace = asker(QUESTION)
     assert _cites_the_manual_page(trace) and PASSWORD not in json.dumps(trace.to_dict())
+    # The corpus a calibrator would be matched on: the collection's name, no credentials.
+    assert trace.meta["corpus"] == f"postgres-bm25:{parse_target(url).collection}"
     assert isinstance(index, PostgresIndex)
 
 

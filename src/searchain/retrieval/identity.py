@@ -4,7 +4,7 @@ A calibrator fit on answers over one corpus says nothing about answers over anot
 corpus is part of the configuration an answer was made with (``scoring/configuration.py``).
 The name is the retriever's kind and its index's folder name — ``bm25:demo`` for the bundled
 HotpotQA demo index, ``bm25:debian-docs`` for ``--index ~/indexes/debian-docs`` — never a
-machine path or a URL's credentials.
+machine path or a URL's credentials (a PostgreSQL collection is ``postgres-bm25:NAME``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 # The demo indexes' cache folders (retrieval/demo.py, factory.default_dense_index).
 _DEMO = re.compile(r"demo-(dense-)?[0-9a-f]{12}")
@@ -36,6 +36,8 @@ def corpus_key(retriever: Any) -> str | None:
         return f"{_KINDS[kind]}:{_index_name(retriever)}"
     if kind == "HybridRetriever":
         return "hybrid(" + ",".join(str(corpus_key(r)) for r in retriever.retrievers) + ")"
+    if kind == "PostgresIndex":  # the collection's own name: no host, user or password
+        return f"postgres-{retriever.mode}:{retriever.collection.name}"
     if kind == "RemoteRetriever":
         parts = urlsplit(str(retriever.url))
         return f"remote:{parts.hostname}" + (f":{parts.port}" if parts.port else "")
@@ -53,4 +55,7 @@ def corpus_of_run(config: dict[str, Any]) -> str | None:
     if retriever not in ("bm25", "dense"):
         return None if retriever is None else str(retriever)
     index = config.get("index" if retriever == "bm25" else "dense_index")
+    if isinstance(index, str) and urlsplit(index).scheme.startswith("postgres"):
+        named = [v for k, v in parse_qsl(urlsplit(index).query) if k == "collection"]
+        return f"postgres-{retriever}:{named[0] if named else 'default'}"
     return f"{retriever}:{Path(str(index)).name if index else 'demo'}"
