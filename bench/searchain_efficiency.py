@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from searchain.llm import LLM, GenerationParams, make_llm
-from searchain.methods.registry import build_method
+from searchain.methods.catalog import build_method
 from searchain.retrieval import default_index
 from searchain.text import contains_answer
 from searchain.types import CompletionResult

@@ -68,11 +68,11 @@ def test_scores_are_cached(local: LocalLLM, tmp_path: Path) -> None:
 
 def test_make_llm_caches_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path))
-    llm = make_llm("local")
+    llm = make_llm("local", model="gemma-3-270m")  # the small one: fast
     assert isinstance(llm, CachedLLM)
     llm.complete(PROMPT, max_tokens=3)
     assert (tmp_path / "llm-calls.sqlite").exists()
-    assert not isinstance(make_llm("local", cache=False), CachedLLM)
+    assert not isinstance(make_llm("local", model="gemma-3-270m", cache=False), CachedLLM)
 
 
 def _writer(path: str, worker: int, n: int) -> None:

@@ -100,7 +100,9 @@ def test_the_http_service_allows_its_setting_per_request(toy: MethodRecord) -> N
     from searchain.retrieval.demo import default_index
     from searchain.server import Engine, Settings, create_app, running
 
-    engine = Engine(make_llm("local", cache=False), default_index(), max_concurrent=1)
+    engine = Engine(
+        make_llm("local", model="gemma-3-270m", cache=False), default_index(), max_concurrent=1
+    )
     with running(create_app(engine, Settings())) as url:
         body = {"question": "Why?", "method": "toy", "options": {"level": 3}}
         status, got = _post(f"{url}/v1/ask", body)

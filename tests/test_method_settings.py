@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from searchain.cli import app
 from searchain.cli import method_flags as mf
-from searchain.methods.registry import (
+from searchain.methods.catalog import (
     CANONICAL_METHODS,
     build_method,
     method_settings,

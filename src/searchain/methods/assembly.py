@@ -26,7 +26,7 @@ from typing import Any
 from searchain.llm import LLM, LLMError, make_llm
 from searchain.llm.models import answer_model
 from searchain.methods.base import Method, traced
-from searchain.methods.registry import build_method, check_options, record_of
+from searchain.methods.catalog import build_method, check_options, resolve
 from searchain.retrieval.base import Retriever
 from searchain.scoring.confidence_checks import check_names
 from searchain.types import Trace
@@ -110,9 +110,6 @@ class Spec:
     risk_delta: float = 0.1
     # Confidence signals that cost model calls, by name (scoring/confidence_checks.py).
     confidence_checks: tuple[str, ...] = ()
-
-    def with_options(self, **options: Any) -> Spec:
-        return dataclasses.replace(self, options={**self.options, **options})
 
     def model_ref(self) -> ModelRef:
         return ModelRef.parse(self.model)
@@ -248,7 +245,7 @@ def assemble(
 def abstention(spec: Spec, llm: LLM) -> Abstention | None:
     """The spec's abstention (None: every answer is given)."""
     return abstention_for(
-        record_of(spec.method).name, llm, spec.abstain_below, spec.max_risk, spec.risk_delta
+        resolve(spec.method)[0].name, llm, spec.abstain_below, spec.max_risk, spec.risk_delta
     )
 
 
