@@ -154,7 +154,7 @@ def open_engine(
             abstain_below=spec.abstain_below,
             max_risk=spec.max_risk,
         )
-        engine.abstention(spec.method)  # a risk bound the default method cannot keep: now
+        engine.runner(spec.method)  # a risk bound the default method cannot keep: now
     except (LLMError, ValueError, FileNotFoundError, ImportError) as e:
         fail(str(e))
     return engine
