@@ -113,8 +113,8 @@ def _mcp_ask(url: str, arguments: dict[str, Any]) -> Any:
 
 def test_the_http_service_allows_its_setting_per_request(toy: MethodRecord) -> None:
     from searchain.llm import make_llm
-    from searchain.retrieval.demo import default_index
     from searchain.net.serving import running
+    from searchain.retrieval.demo import default_index
     from searchain.server import Engine, Settings, create_app
 
     engine = Engine(
