@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO / "tests"))  # the llama_cpp.server launcher the tes
 from searchain.eval.datasets import load_dataset  # noqa: E402
 from searchain.eval.runner import Item, run  # noqa: E402
 from searchain.llm.openai_backend import OpenAILLM  # noqa: E402
-from searchain.methods.registry import build_method  # noqa: E402
+from searchain.methods.catalog import build_method  # noqa: E402
 from searchain.retrieval import default_index  # noqa: E402
 from servers import llama_server  # noqa: E402
 

@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without instal
 from searchain import prompts  # noqa: E402
 from searchain.llm.local import LocalLLM  # noqa: E402
 from searchain.llm.models import DEFAULT_MODEL, model_path  # noqa: E402
-from searchain.methods.registry import build_method  # noqa: E402
+from searchain.methods.catalog import build_method  # noqa: E402
 from searchain.retrieval import default_index  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "hotpotqa" / "dev_subsampled.jsonl"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from searchain.llm import LLM, GenerationParams, make_llm
-from searchain.methods.registry import build_method
+from searchain.methods.catalog import build_method
 from searchain.retrieval import default_index
 from searchain.text import contains_answer
 from searchain.types import CompletionResult
@@ -51,7 +51,7 @@ def main() -> None:
     with DATA.open() as f:
         items = [json.loads(line) for _, line in zip(range(args.n), f, strict=False)]
     index = default_index()
-    llm = WordCounter(make_llm("local", cache=False))
+    llm = WordCounter(make_llm("local", model="gemma-3-270m", cache=False))  # as measured before
     method = build_method("searchain", llm, index)
     method.run("warm-up: who wrote Hamlet?")  # load the model and the embedder once
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from searchain.llm import CachedLLM, SqliteStore
 from searchain.llm.local import LocalLLM
-from searchain.methods.registry import build_method
+from searchain.methods.catalog import build_method
 from searchain.retrieval import BM25Index
 from searchain.types import Passage
 

@@ -26,7 +26,7 @@ FAST_SEARCHAIN = {"r_max": 2, "max_tokens": 64, "trace_max_tokens": 48}
 def make_engine(cache_file: Path, max_concurrent: int = 1) -> Engine:
     """The embedded model (its calls cached in ``cache_file``, fresh per test session, so the
     first call of each prompt is real) and the demo BM25 index."""
-    llm = make_llm("local", cache=cache_file)
+    llm = make_llm("local", model="gemma-3-270m", cache=cache_file)
     return Engine(llm, default_index(), max_concurrent=max_concurrent)
 
 

@@ -33,7 +33,9 @@ QUESTION = "Which mineral did the 1921 Antarctic expedition of Hollis Vantreeck 
 
 @pytest.fixture(scope="module")
 def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    llm = make_llm("local", cache=tmp_path_factory.mktemp("llm") / "calls.sqlite")
+    llm = make_llm(
+        "local", model="gemma-3-270m", cache=tmp_path_factory.mktemp("llm") / "calls.sqlite"
+    )
     engine = Engine(llm, default_index(), max_concurrent=1, abstain_below=1.0)
     app = create_app(engine, Settings(runs_dir=tmp_path_factory.mktemp("runs")))
     with running(app, lifespan="on") as u:  # the MCP face's session manager runs in it

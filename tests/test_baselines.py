@@ -18,8 +18,8 @@ from searchain.eval.methods import describe
 from searchain.events import listening
 from searchain.llm.local import LocalLLM
 from searchain.methods.baseline_util import final_answer
+from searchain.methods.catalog import build_method, given_to, method_names
 from searchain.methods.react import INVALID, ReAct, parse_action
-from searchain.methods.registry import METHODS, build_method
 from searchain.methods.self_ask import SelfAsk, follow_ups, pairs
 from searchain.retrieval import BM25Index, default_index
 from searchain.text import normalize_answer
@@ -149,8 +149,8 @@ def test_parsers_on_odd_model_output() -> None:
 
 
 def test_every_name_builds_and_ablations_are_configured(llm, index) -> None:
-    for name in METHODS:
-        method = build_method(name, llm, index, dedup="exact")
+    for name in method_names():
+        method = build_method(name, llm, index, **given_to(name, {"dedup": "exact"}))
         expected = "retrieve-read" if name == "direct-retrieval" else name
         assert method.name == expected
     cfg = build_method("searchain-no-ir", llm, index).config  # type: ignore[attr-defined]

@@ -12,8 +12,8 @@ import pytest
 from recordings import Observed, recorded_llm
 from searchain import prompts
 from searchain.eval.methods import describe
+from searchain.methods.catalog import baselines, build_method, method_names, task_options
 from searchain.methods.react import ReAct
-from searchain.methods.registry import BASELINES, METHODS, build_method, task_options
 from searchain.retrieval import BM25Index, default_index
 from searchain.text import normalize_answer
 
@@ -33,7 +33,7 @@ ASKED = {
 
 # -- 2. the task's label instruction ----------------------------------------------------------
 @pytest.mark.parametrize("task", ["factcheck", "yesno"])
-@pytest.mark.parametrize("name", [*BASELINES, "retrieve-read"])
+@pytest.mark.parametrize("name", [*baselines(), "retrieve-read"])
 def test_every_baseline_asks_with_the_tasks_labels(name, task, index) -> None:
     """Recorded: each baseline on a FEVER claim and a StrategyQA question."""
     question, line = ASKED[task]
@@ -62,12 +62,12 @@ def test_task_options_route_the_data_sets_task_to_every_method() -> None:
     assert task_options("searchain", "factcheck") == {"task": "factcheck"}
     assert task_options("searchain-no-ir", "yesno") == {"task": "yesno"}
     assert task_options("searchain", "open") == {"task": "multihop"}  # its multi-hop prompt
-    for name in (*BASELINES, "retrieve-read", "direct-retrieval"):
+    for name in (*baselines(), "retrieve-read", "direct-retrieval"):
         assert task_options(name, "factcheck") == {"task": "factcheck"}
         assert task_options(name, "list") == {"task": "list"}
     assert task_options("rebel", "factcheck") == task_options("thinkcite", "yesno") == {}
     assert task_options("cot", None) == {}
-    assert set(METHODS) >= {"searchain", "retrieve-read", *BASELINES}
+    assert set(method_names()) >= {"searchain", "retrieve-read", *baselines()}
 
 
 # -- 6. direct prompting with no demo; ReAct's CoT-SC ------------------------------------------

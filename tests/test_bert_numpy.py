@@ -72,7 +72,7 @@ def test_a_numpy_embedder_imports_no_torch() -> None:
 
 
 def test_searchain_query_memory_uses_the_numpy_engine() -> None:
-    from searchain.methods.registry import make_embedder
+    from searchain.methods.catalog import make_embedder
 
     assert make_embedder("embedding").engine == "numpy"
 

@@ -9,7 +9,7 @@ import pytest
 
 from searchain.llm import LLM, make_llm
 from searchain.methods.base import run_traced
-from searchain.methods.registry import build_method
+from searchain.methods.catalog import build_method
 from searchain.retrieval import BM25Index, default_index
 
 pytestmark = pytest.mark.slow

@@ -29,7 +29,7 @@ class _Model:
 def describe_all() -> dict[str, Any]:
     from searchain.eval.methods import describe
     from searchain.llm import make_llm
-    from searchain.methods.registry import METHODS, build_method, task_options
+    from searchain.methods.catalog import build_method, given_to, method_names, task_options
     from searchain.retrieval import default_index
 
     llm = make_llm("local", model="gemma-3-270m", cache=False)
@@ -39,17 +39,22 @@ def describe_all() -> dict[str, Any]:
         "reward_reference": _Model("qwen2.5-coder-0.5b"),
     }
     out: dict[str, Any] = {}
-    for name in METHODS:
+    exact = {"dedup": "exact"}  # one setting given to every method that takes it
+    for name in method_names():
         for task in TASKS:
             options: dict[str, Any] = dict(task_options(name, task))
             if name == "thinkcite":
                 options.update(pair)
-            method = build_method(name, llm, index, dedup="exact", **options)
+            method = build_method(name, llm, index, **given_to(name, exact), **options)
             out[f"{name} task={task}"] = describe(method)
         if name not in ("direct-prompting", "cot", "self-ask-no-search"):
             out[f"{name} k=7"] = describe(
                 build_method(
-                    name, llm, index, k=7, dedup="exact", **(pair if name == "thinkcite" else {})
+                    name,
+                    llm,
+                    index,
+                    **given_to(name, {"k": 7, **exact}),
+                    **(pair if name == "thinkcite" else {}),
                 )
             )
     return out

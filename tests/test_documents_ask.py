@@ -70,7 +70,10 @@ def test_cli_answer_cites_file_and_page(doc_index: Path, tmp_path: Path) -> None
 def test_http_api_answer_carries_the_source(doc_index: Path, tmp_path: Path) -> None:
     from searchain.retrieval import BM25Index
 
-    engine = Engine(make_llm("local", cache=tmp_path / "calls.sqlite"), BM25Index.load(doc_index))
+    engine = Engine(
+        make_llm("local", model="gemma-3-270m", cache=tmp_path / "calls.sqlite"),
+        BM25Index.load(doc_index),
+    )
     with serving(engine) as url:
         res = httpx.post(f"{url}/v1/ask", json={"question": QUESTION, "method": "searchain",
                                                 "options": {"r_max": 2}}, timeout=300)  # fmt: skip
@@ -129,7 +132,7 @@ def test_viewer_shows_a_cited_passage_in_its_document(doc_index: Path, tmp_path:
     from searchain.retrieval import BM25Index
 
     index = BM25Index.load(doc_index)
-    engine = Engine(make_llm("local", cache=tmp_path / "calls.sqlite"), index)
+    engine = Engine(make_llm("local", model="gemma-3-270m", cache=tmp_path / "calls.sqlite"), index)
     with serving(engine) as url:
         ctx = httpx.get(f"{url}/v1/passages/context", params={"id": "manuals/guide.pdf#2"})
         assert ctx.status_code == 200, ctx.text

@@ -19,7 +19,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from searchain.methods import registry
+from searchain.methods import catalog
 from servers import free_port
 
 try:
@@ -105,7 +105,7 @@ def check_citations(content: str, annotations: list[Any], extra: dict[str, Any])
 
 
 def test_models_are_the_methods(client: openai.OpenAI) -> None:
-    assert [m.id for m in client.models.list()] == list(registry.method_names())
+    assert [m.id for m in client.models.list()] == list(catalog.method_names())
 
 
 def test_a_completion_carries_the_answer_and_its_citations(client: openai.OpenAI) -> None:

@@ -83,6 +83,24 @@ def test_the_rate_limit_answers_429_with_retry_after(engine: Engine) -> None:
     assert mcp.status_code == 429  # the same client's bucket covers /mcp
 
 
+def test_ask_has_the_same_per_client_rate_while_slots_are_free(engine: Engine) -> None:
+    """/v1/ask is behind the rate limit of every answering route: over 3/min, 429 with
+    Retry-After and the service's own error body, though every answer slot is free (the
+    requests name no method: 422 before any model work); /v1/ask/stream and the chat face
+    draw from the same client's bucket."""
+    with live(engine, rate_limit="3/min") as url:
+        body = {"question": "Who directed Jaws?", "method": "no-such-method"}
+        asked = [httpx.post(f"{url}/v1/ask", json=body, headers=AUTH, timeout=30) for _ in range(2)]
+        streamed = httpx.post(f"{url}/v1/ask/stream", json=body, headers=AUTH, timeout=30)
+        over = httpx.post(f"{url}/v1/ask", json=body, headers=AUTH, timeout=30)
+        chat = httpx.post(f"{url}/v1/chat/completions", json=CHAT, headers=AUTH, timeout=30)
+        busy = httpx.get(f"{url}/healthz").json()["busy"]
+    assert [r.status_code for r in asked] == [422, 422] and streamed.status_code == 422
+    assert over.status_code == 429 and int(over.headers["retry-after"]) >= 1
+    assert "rate limit of 3/min per client" in over.json()["error"]
+    assert chat.status_code == 429 and busy == 0
+
+
 def test_answer_slots_bound_concurrent_answers(engine: Engine) -> None:
     """4 answers at once with one slot: one is answered, the others get 429 with
     Retry-After at once; none is lost or hangs; the slot is free afterwards."""
@@ -112,7 +130,7 @@ def test_forbidden_options_never_reach_the_model(
     from mcp.client.streamable_http import streamable_http_client
 
     calls: list[str] = []
-    monkeypatch.setattr(engine, "build", lambda *a, **k: calls.append("build"))
+    monkeypatch.setattr(engine, "runner", lambda *a, **k: calls.append("runner"))
     monkeypatch.setattr(engine, "answer", lambda *a, **k: calls.append("answer"))
     with live(engine) as url:
         statuses = [

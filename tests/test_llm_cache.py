@@ -68,11 +68,11 @@ def test_scores_are_cached(local: LocalLLM, tmp_path: Path) -> None:
 
 def test_make_llm_caches_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path))
-    llm = make_llm("local")
+    llm = make_llm("local", model="gemma-3-270m")  # the small one: fast
     assert isinstance(llm, CachedLLM)
     llm.complete(PROMPT, max_tokens=3)
     assert (tmp_path / "llm-calls.sqlite").exists()
-    assert not isinstance(make_llm("local", cache=False), CachedLLM)
+    assert not isinstance(make_llm("local", model="gemma-3-270m", cache=False), CachedLLM)
 
 
 def _writer(path: str, worker: int, n: int) -> None:
@@ -109,3 +109,17 @@ def test_record_then_replay_without_a_model(local: LocalLLM, tmp_path: Path) -> 
     assert again.completions[0].token_logprobs == live.completions[0].token_logprobs
     with pytest.raises(ReplayMiss, match="no recorded call"):
         replay.complete(PROMPT, max_tokens=7)
+
+
+def test_llm_url_without_an_llm_opens_the_one_default_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``searchain search --retriever llm-url`` opens LLM-URL with no LLM of its own: it gets
+    the default of every surface ($SEARCHAIN_MODEL here), not the library's small Gemma."""
+    from searchain.llm.models import ANSWER_MODEL
+    from searchain.retrieval.llm_url.spec import open_llm_url
+
+    monkeypatch.setenv("SEARCHAIN_MODEL", "qwen2.5-coder-0.5b")
+    assert "qwen2.5-coder-0.5b" in open_llm_url("llm-url").llm.model
+    monkeypatch.delenv("SEARCHAIN_MODEL")
+    assert make_llm("local", cache=False).model.startswith(ANSWER_MODEL)

@@ -18,7 +18,7 @@ import pytest
 from recordings import RECORD, recorded_llm
 from searchain.llm.local import LocalLLM
 from searchain.methods import RetrieveRead
-from searchain.methods.registry import build_method
+from searchain.methods.catalog import build_method
 from searchain.retrieval.demo import demo_corpus_path
 from searchain.retrieval.llm_url import (
     FetchConfig,

@@ -1,9 +1,10 @@
 """A method is one registered record: register a toy one with one setting and it is on every
-surface — a CLI flag and -O, the HTTP allow-list, an evaluation's manifest, the Python API —
-with no other change (issue 38)."""
+surface — a CLI flag and -O, the HTTP allow-list of /v1/ask, the chat completions' models, the
+MCP ask tool, an evaluation's manifest, the Python API — with no other change (issues 38, 48)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.error
 import urllib.request
@@ -18,7 +19,7 @@ from typer.testing import CliRunner
 import searchain
 from searchain.cli import build_app  # imported before the toy is registered
 from searchain.methods.catalog import MethodRecord, register, unregister
-from searchain.methods.settings import check_settings, setting, settings_of
+from searchain.methods.settings import check_settings, setting
 from searchain.types import Node, Trace
 
 
@@ -51,7 +52,7 @@ def _build(llm: Any, retriever: Any, options: dict[str, Any]) -> Toy:
     return Toy(llm, ToyConfig(**options))
 
 
-TOY = MethodRecord("toy", "a toy that says its level", lambda: settings_of(ToyConfig), _build)
+TOY = MethodRecord("toy", "a toy that says its level", ToyConfig, _build)
 
 
 @pytest.fixture
@@ -65,7 +66,7 @@ def toy() -> Iterator[MethodRecord]:
 
 def test_a_name_taken_twice_is_refused(toy: MethodRecord) -> None:
     with pytest.raises(ValueError, match="already registered: searchain"):
-        register(MethodRecord("toy2", "x", lambda: (), _build, aliases=("searchain",)))
+        register(MethodRecord("toy2", "x", ToyConfig, _build, aliases=("searchain",)))
 
 
 def test_the_cli_offers_its_setting_as_a_flag_and_with_O(toy: MethodRecord) -> None:
@@ -95,13 +96,38 @@ def _post(url: str, body: dict[str, Any]) -> tuple[int, Any]:
         return e.code, json.loads(e.read())
 
 
+def _mcp_ask(url: str, arguments: dict[str, Any]) -> Any:
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def main() -> Any:
+        async with (
+            streamable_http_client(f"{url}/mcp") as (r, w),
+            ClientSession(r, w) as session,
+        ):
+            await session.initialize()
+            return await session.call_tool("ask", arguments)
+
+    return asyncio.run(main())
+
+
 def test_the_http_service_allows_its_setting_per_request(toy: MethodRecord) -> None:
     from searchain.llm import make_llm
+    from searchain.net.serving import running
     from searchain.retrieval.demo import default_index
-    from searchain.server import Engine, Settings, create_app, running
+    from searchain.server import Engine, Settings, create_app
 
-    engine = Engine(make_llm("local", cache=False), default_index(), max_concurrent=1)
-    with running(create_app(engine, Settings())) as url:
+    engine = Engine(
+        make_llm("local", model="gemma-3-270m", cache=False), default_index(), max_concurrent=1
+    )
+    with running(create_app(engine, Settings()), lifespan="on") as url:  # MCP's sessions
+        chat = {"model": "toy", "messages": [{"role": "user", "content": "Why?"}]}
+        status, got = _post(f"{url}/v1/chat/completions", {**chat, "options": {"level": 4}})
+        assert status == 200, got
+        assert got["choices"][0]["message"]["content"].startswith("level 4")
+        answered = _mcp_ask(url, {"question": "Why?", "method": "toy", "options": {"level": 5}})
+        assert not answered.is_error, answered.content
+        assert (answered.structured_content or {})["answer"].startswith("level 5")
         body = {"question": "Why?", "method": "toy", "options": {"level": 3}}
         status, got = _post(f"{url}/v1/ask", body)
         assert status == 200, got

@@ -15,9 +15,10 @@ from typer.testing import CliRunner
 
 from searchain.cli import app
 from searchain.cli import method_flags as mf
-from searchain.methods.registry import (
-    CANONICAL_METHODS,
+from searchain.methods.catalog import (
     build_method,
+    canonical_methods,
+    given_to,
     method_settings,
 )
 from searchain.methods.settings import Setting, check_settings, setting, settings_of
@@ -39,7 +40,7 @@ class NoCallLLM:
 
 
 def all_settings() -> list[tuple[str, Setting]]:
-    return [(m, s) for m in CANONICAL_METHODS for s in method_settings(m)]
+    return [(m, s) for m in canonical_methods() for s in method_settings(m)]
 
 
 def help_of(*args: str) -> str:
@@ -62,7 +63,7 @@ def test_every_setting_reaches_its_surfaces() -> None:
         assert s.check(s.default) == s.default  # every default is a valid value
 
 
-@pytest.mark.parametrize("method", CANONICAL_METHODS)
+@pytest.mark.parametrize("method", canonical_methods())
 def test_every_setting_is_accepted_at_its_default_and_refused_out_of_range(method: str) -> None:
     """The Python API's (and -O's) path: build_method with each setting at its default
     builds the method; a value outside a setting's range or choices is a ValueError naming
@@ -74,7 +75,7 @@ def test_every_setting_is_accepted_at_its_default_and_refused_out_of_range(metho
         if s.name in fixed:
             continue
         off = {"nli": None, "reward_reference": "none"}  # Think&Cite: no judge, no R_g pair
-        given = {"dedup": "exact", **(off if method == "thinkcite" else {})}
+        given = {**given_to(method, {"dedup": "exact"}), **(off if method == "thinkcite" else {})}
         build_method(method, llm, index, **{**given, s.name: s.default})  # type: ignore[arg-type]
         bad = _bad_value(s)
         if bad is not None:

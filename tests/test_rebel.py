@@ -22,6 +22,7 @@ from searchain.events import listening
 from searchain.llm import LLM, GenerationParams
 from searchain.llm.cache import ReplayMiss
 from searchain.llm.local import LocalLLM
+from searchain.methods.catalog import build_method, make_embedder
 from searchain.methods.rebel import Rebel, RebelConfig
 from searchain.methods.rebel.parse import (
     parse_json_object,
@@ -29,7 +30,6 @@ from searchain.methods.rebel.parse import (
     parse_tool_number,
     parse_yes_no,
 )
-from searchain.methods.registry import build_method, make_embedder
 from searchain.net.safe_http import HttpPolicy
 from searchain.tools import HttpTool
 from searchain.tools.base import OUTPUT_CHARS

@@ -14,6 +14,7 @@ import pytest
 
 from searchain import prompts
 from searchain.llm import LLM, GenerationParams, make_llm
+from searchain.methods.catalog import make_embedder
 from searchain.methods.rebel import Rebel, RebelConfig
 from searchain.methods.rebel.parse import (
     chat_answer,
@@ -24,7 +25,6 @@ from searchain.methods.rebel.parse import (
     parse_tool_number,
     parse_yes_no,
 )
-from searchain.methods.registry import make_embedder
 from searchain.retrieval import BM25Index, default_index
 from searchain.tools import SearchTool
 from searchain.tools.calculator import Calculator

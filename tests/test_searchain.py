@@ -19,7 +19,7 @@ from recordings import RECORD, recorded_llm
 from searchain.events import listening
 from searchain.llm import CachedLLM
 from searchain.llm.local import LocalLLM
-from searchain.methods.registry import build_method, make_embedder
+from searchain.methods.catalog import build_method, make_embedder
 from searchain.methods.searchain import SearChain, SearChainConfig, skc
 from searchain.methods.searchain.node_labels import LABEL_RULE, label
 from searchain.readers.base import ReaderOutput
@@ -284,7 +284,7 @@ def test_auto_dedup_without_its_embedder_says_so_in_every_trace(
     """Issue 29 R1: without sentence-transformers, "auto" de-duplication falls back to exact
     matching — no longer silently: each trace of SearChain and REBEL carries the warning;
     asking for exact matching is no fallback and says nothing."""
-    from searchain.methods.registry import EXACT_FALLBACK, build_method
+    from searchain.methods.catalog import EXACT_FALLBACK, build_method
 
     monkeypatch.setitem(sys.modules, "searchain.readers.similarity", None)  # not installed
     method = build_method("searchain", replayed(), index, **RECORDED_AS)

@@ -20,7 +20,7 @@ from searchain import prompts
 from searchain.llm import CachedLLM, JsonlStore
 from searchain.llm.base import context_window, prompt_fits
 from searchain.llm.local import DEFAULT_MODEL_NAME, LocalLLM
-from searchain.methods.registry import make_embedder
+from searchain.methods.catalog import make_embedder
 from searchain.methods.searchain import TASKS, SearChain, SearChainConfig
 from searchain.methods.searchain.rounds import CompletionRounds, FeedbackText
 from searchain.readers.llm_reader import LLMReader

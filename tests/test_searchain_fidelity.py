@@ -15,7 +15,7 @@ import pytest
 
 from recordings import Observed, recorded_llm
 from searchain import prompts
-from searchain.methods.registry import make_embedder
+from searchain.methods.catalog import make_embedder
 from searchain.methods.searchain import NO_IR_TASKS, TASKS, SearChain, SearChainConfig
 from searchain.methods.searchain.coq_parser import parse_chain
 from searchain.methods.searchain.method import _Run

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from searchain.methods import registry
+from searchain.methods import catalog
 from searchain.methods.searchain.method import SearChain, SearChainConfig, _Run
 from searchain.methods.searchain.yesno_check import yes_no_answer
 from searchain.readers.base import ReaderOutput
@@ -140,7 +140,7 @@ def test_the_real_judge_checks_a_yes_no_node_end_to_end(chat_llm, two_films: BM2
     """The 0.5B model as reader and judge, BM25 over two passages: a "No" that the passage
     contradicts is corrected to "Yes", and the judge's calls are the question's cost."""
     idx = two_films
-    method = registry.build_method("searchain", chat_llm, idx, yesno_check="nli")
+    method = catalog.build_method("searchain", chat_llm, idx, yesno_check="nli")
     assert method.judge is not None and method.judge.name == "llm"
     question = "Was Jaws directed by Steven Spielberg?"
     judge = method.judge.fork()

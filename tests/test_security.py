@@ -128,11 +128,12 @@ def test_operator_options_are_loaded_once_at_start(llm_server: LLMFaultServer) -
             }
         },
     )
-    reference = engine.options_for("thinkcite")["reward_reference"]
+    reference = engine.resources_for("thinkcite")["reward_reference"]
     assert isinstance(reference, CancellableLLM) and reference.inner.base_url == llm_server.url
-    assert engine.options_for("thinkcite")["reward_reference"] is reference  # not per request
-    method = engine.build("thinkcite", {"max_iterations": 2})
+    assert engine.resources_for("thinkcite")["reward_reference"] is reference  # not per request
+    method = engine.runner("thinkcite", {"max_iterations": 2}).method
     assert method.reference is reference and method.config.mcts.max_iterations == 2
+    assert engine.runner("thinkcite", {"max_iterations": 2}).method is method  # cached
     assert method.reward_model is engine.llm  # "policy": the policy scores its own sentences
     with pytest.raises(ValueError, match="unknown method"):
         Engine(llm, default_index(), method_options={"nope": {}})

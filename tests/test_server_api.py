@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from searchain.cli import app as cli_app
 from searchain.eval import report
 from searchain.eval.runner import read_results
-from searchain.methods import registry
+from searchain.methods import catalog
 from searchain.retrieval.demo import default_index
 from searchain.server import Engine, check_bind
 from searchain.types import Trace
@@ -189,14 +189,14 @@ def test_token_is_required_when_set(engine: Engine) -> None:
         assert httpx.post(f"{u}/v1/ask", content=b"{oops").status_code == 401
         ok = httpx.get(f"{u}/v1/methods", headers={"Authorization": "Bearer s3cret"})
         assert ok.status_code == 200
-        assert [m["name"] for m in ok.json()["methods"]] == list(registry.METHODS)
+        assert [m["name"] for m in ok.json()["methods"]] == list(catalog.method_names())
         # Each method lists its settings, as `searchain settings --json` does (issue 28)
         listed = {m["name"]: m["settings"] for m in ok.json()["methods"]}
         rebel = {s["name"]: s for s in listed["rebel"]}
         assert rebel["max_depth"]["default"] == 3 and rebel["max_depth"]["remote"] is True
         assert rebel["tools"]["remote"] is False  # a file: the operator's, not a client's
         assert [s["name"] for s in listed["searchain-no-ir"]] == [
-            s.name for s in registry.method_settings("searchain")
+            s.name for s in catalog.method_settings("searchain")
         ]
         health = httpx.get(f"{u}/healthz").json()  # liveness needs no token
         assert health["auth"] is True and health["status"] == "ok"
@@ -319,7 +319,7 @@ def test_openapi_schema_describes_the_limits(url: str) -> None:
     schema = httpx.get(f"{url}/openapi.json").json()
     ask = schema["components"]["schemas"]["AskRequest"]["properties"]
     assert ask["question"]["maxLength"] == 2000
-    assert ask["method"]["enum"] == list(registry.METHODS)
+    assert ask["method"]["enum"] == list(catalog.method_names())
     responses = schema["paths"]["/v1/ask"]["post"]["responses"]
     assert {"200", "413", "422", "429", "502", "504"} <= set(responses)
     stream = schema["paths"]["/v1/ask/stream"]["post"]["responses"]["200"]["content"]

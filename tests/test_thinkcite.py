@@ -12,7 +12,7 @@ import pytest
 
 from searchain import citations
 from searchain.events import listening
-from searchain.methods.registry import build_method
+from searchain.methods.catalog import build_method
 from searchain.methods.thinkcite import ThinkCiteConfig
 from searchain.methods.thinkcite import prompting as tp
 from searchain.retrieval import BM25Index

@@ -13,7 +13,7 @@ import pytest
 from searchain import citations, prompts
 from searchain.llm import LLM, LLMError
 from searchain.llm.base import ContinuationScore, GenerationParams
-from searchain.methods.registry import build_method
+from searchain.methods.catalog import build_method
 from searchain.methods.thinkcite import chat
 from searchain.methods.thinkcite import prompting as tp
 from searchain.methods.thinkcite.reward import ProgressReward, RewardConfig

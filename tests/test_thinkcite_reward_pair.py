@@ -16,7 +16,7 @@ import pytest
 from searchain.eval.methods import describe
 from searchain.llm import LLMError, make_llm
 from searchain.llm.models import CHUNKED, ChunkedModel
-from searchain.methods.registry import REWARD_MODEL, REWARD_REFERENCE, build_method, method_settings
+from searchain.methods.catalog import REWARD_MODEL, REWARD_REFERENCE, build_method, method_settings
 from searchain.methods.thinkcite import reward_models
 from searchain.methods.thinkcite.reward_models import reward_llm
 from searchain.retrieval.demo import default_index

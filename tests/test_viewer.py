@@ -19,7 +19,7 @@ from recordings import recorded_llm
 from searchain.eval.datasets import load_dataset
 from searchain.eval.runner import Item, prepare_run_dir, read_results
 from searchain.eval.runner import run as run_eval
-from searchain.methods.registry import build_method, make_embedder
+from searchain.methods.catalog import build_method, make_embedder
 from searchain.methods.thinkcite import prompting as tp
 from searchain.retrieval import BM25Index
 from searchain.scoring import score_item

@@ -109,10 +109,9 @@ def make_asker(
     ``trace.confidence.cost``; ``scoring/confidence_checks.py``).
     """
     from searchain.methods.assembly import Spec, assemble, model_string
-    from searchain.methods.registry import takes
+    from searchain.methods.catalog import given_to
 
-    if k is not None and takes(method, "k"):
-        method_options.setdefault("k", k)
+    method_options = {**given_to(method, {"k": k}), **method_options}
     plain = {n: v for n, v in method_options.items() if v is None or isinstance(v, _PLAIN)}
     objects = {n: v for n, v in method_options.items() if n not in plain}
     spec = Spec(
@@ -169,7 +168,7 @@ def settings(method: str = "searchain") -> tuple[Setting, ...]:
     """The settings ``method`` takes as keyword options of :func:`ask` and
     :func:`make_asker` (name, type, default, allowed values, help), as ``searchain settings
     METHOD`` lists them. An unknown name or a value out of range is a ``ValueError``."""
-    from searchain.methods.registry import method_settings
+    from searchain.methods.catalog import method_settings
 
     return method_settings(method)
 

@@ -39,7 +39,7 @@ from searchain.cli.model_options import (
     cli_spec,
     shared,
 )
-from searchain.methods.registry import takes
+from searchain.methods.catalog import given_to
 from searchain.types import Passage, Trace
 
 # A HotpotQA dev question (the demo corpus holds its paragraphs) that the default model
@@ -99,8 +99,7 @@ def ask(
     try:
         options = flags_for(method, method_flags or {})
         options.update(parse_method_options(option, [method])[method])
-        if k is not None and "k" not in options and takes(method, "k"):
-            options["k"] = k  # -O k=3 wins over -k 3
+        options = {**given_to(method, {"k": k}), **options}  # -O k=3 wins over -k 3
         spec = cli_spec(
             **shared(given),
             method=method,
@@ -123,14 +122,10 @@ def show_answer(trace: Trace, *, json_out: bool, show_tree: bool) -> None:
     if json_out:
         print(json.dumps(trace.to_dict(), ensure_ascii=False, indent=2))
         return
-    if show_tree and trace.method == "rebel":
-        from searchain.methods.rebel.render import recursion_tree
+    if show_tree:
+        from searchain.methods.catalog import tree_drawer
 
-        console.print(recursion_tree(trace))
-    elif show_tree:
-        from searchain.render import tree_of_reasoning
-
-        console.print(tree_of_reasoning(trace))
+        console.print(tree_drawer(trace.method)(trace))
     show_trace(trace)
     for rep in trace.meta.get("retrieval", []):
         console.print(f"[bold]URLs the model named[/] ({rep['valid_urls']}/{rep['m']} fetched)")

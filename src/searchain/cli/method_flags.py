@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from searchain.methods.registry import canonical, canonical_methods, group_of, method_settings
+from searchain.methods.catalog import canonical_methods, method_settings, resolve
 from searchain.methods.settings import Setting, merged
 
 PARAM = "setting__"  # the prefix of derived parameters (no clash with a command's own)
@@ -37,7 +37,7 @@ def flagged(operator_only: bool = False) -> dict[str, list[tuple[str, Setting]]]
 
 
 def _label(method: str) -> str:
-    return group_of(method)
+    return resolve(method)[0].group
 
 
 def _help(pairs: list[tuple[str, Setting]]) -> str:
@@ -142,7 +142,8 @@ def flags_for(method: str, given: dict[str, Any]) -> dict[str, Any]:
         )
         raise ValueError(
             f"{said} {'is a setting' if len(wrong) == 1 else 'are settings'} of another "
-            f"method, not of {canonical(method)} (`searchain settings {method}` lists its own)"
+            f"method, not of {resolve(method)[0].name} "
+            f"(`searchain settings {method}` lists its own)"
         )
     return dict(given)
 

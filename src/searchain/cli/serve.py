@@ -154,7 +154,7 @@ def open_engine(
             abstain_below=spec.abstain_below,
             max_risk=spec.max_risk,
         )
-        engine.abstention(spec.method)  # a risk bound the default method cannot keep: now
+        engine.runner(spec.method)  # a risk bound the default method cannot keep: now
     except (LLMError, ValueError, FileNotFoundError, ImportError) as e:
         fail(str(e))
     return engine
@@ -166,14 +166,14 @@ def operator_options(
     """The method options the operator fixes for every request: the named settings (each
     reaches every method that takes it), then ``-O``, which must name its method
     (METHOD.KEY=VALUE): a plain key would reach every method, which the service refuses."""
-    from searchain.methods import registry
+    from searchain.methods import catalog
     from searchain.methods.options import parse_method_options
 
     plain = [s for s in option or [] if "." not in s.partition("=")[0]]
     if plain:
         raise typer.BadParameter(f"write METHOD.KEY=VALUE in serve: {', '.join(plain)}")
     opts = operator_flags(flags)
-    for m, o in parse_method_options(option, list(registry.method_names())).items():
+    for m, o in parse_method_options(option, list(catalog.method_names())).items():
         if o:
             opts[m] = {**opts.get(m, {}), **o}
     return opts

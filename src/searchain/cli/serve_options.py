@@ -54,7 +54,7 @@ AllowedHostOpt = Annotated[
 RateLimitOpt = Annotated[
     str,
     typer.Option(
-        help="Requests per client address on /v1/chat/completions and /mcp, as N/s, N/min "
+        help="Requests per client address on /v1/ask, chat completions and /mcp, as N/s, N/min "
         "or N/h (a burst of N, then N per window; more get HTTP 429 with Retry-After); off: "
         "no limit. Behind a reverse proxy every client shares the proxy's address.",
     ),

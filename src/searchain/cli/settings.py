@@ -23,7 +23,7 @@ def settings(
     and what it does. Set one with its option (ask --r-max 3), -O NAME=VALUE, a keyword of
     the Python API (ask(..., r_max=3)) or, where "remote" says so, an HTTP request's
     "options"."""
-    from searchain.methods.registry import canonical_methods, method_settings
+    from searchain.methods.catalog import canonical_methods, method_settings
 
     names = [method] if method else list(canonical_methods())
     try:

@@ -123,24 +123,23 @@ def per_method_options(
     ev: Evaluation, examples: list, nli: str | None
 ) -> dict[str, dict[str, Any]]:
     """Each method's settings: the data set's task (SearChain's prompt family, the baselines'
-    label instruction), Think&Cite's options, REBEL's tools, ``k`` where the method searches,
-    then what was given with ``-O``."""
-    from searchain.methods.registry import method_settings
+    label instruction), then the settings given once for every method that takes them
+    (``-k``, ``--tools``, the judge and reward pair, the ALCE demo family), then what was
+    given with ``-O``."""
+    from searchain.methods.catalog import given_to, task_options
 
-    family = examples[0].task if examples else "multihop"
+    task = examples[0].task if examples else "multihop"
     pair = {"reward_model": ev.reward_model, "reward_reference": ev.reward_reference}
-    thinkcite = setup.thinkcite_eval_options(examples, nli, pair)
+    shared = {
+        **setup.thinkcite_eval_options(examples, nli, pair),
+        "tools": None if ev.tools is None else str(ev.tools),
+        "k": ev.k,
+    }
     given = ev.method_options()
-    out = {}
-    for name in ev.methods:
-        takes_k = any(s.name == "k" for s in method_settings(name))
-        out[name] = {
-            **setup.eval_options(name, family, ev.tools),
-            **(thinkcite if name == "thinkcite" else {}),
-            **({"k": ev.k} if ev.k is not None and takes_k else {}),
-            **given[name],
-        }
-    return out
+    return {
+        name: {**task_options(name, task), **given_to(name, shared), **given[name]}
+        for name in ev.methods
+    }
 
 
 def _check(ev: Evaluation) -> None:

@@ -43,9 +43,6 @@ class MethodsSpec:
         retriever = open_retriever(self.spec, llm)
         return {n: assemble(self.for_method(n), llm=llm, retriever=retriever) for n in self.names}
 
-    def build_methods(self) -> dict[str, Any]:
-        return {name: runner.method for name, runner in self.build().items()}  # type: ignore[attr-defined]
-
 
 def describe(method: Any) -> dict[str, Any]:
     """A method's effective configuration, for the run manifest: its name and class, its

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from searchain.eval.bootstrap import bootstrap_ci
-from searchain.eval.runner import read_results
+from searchain.eval.run_records import RunLike, RunRecords, load
 
 
 @dataclass(slots=True)
@@ -22,24 +22,6 @@ class Cell:
 
     def __str__(self) -> str:
         return f"{100 * self.mean:.1f} [{100 * self.lo:.1f}, {100 * self.hi:.1f}]"
-
-
-@dataclass(slots=True)
-class RunRecords:
-    """A run directory's records, read once and shared by the table and the analyses."""
-
-    name: str
-    records: list[dict]
-
-
-RunLike = str | Path | RunRecords
-
-
-def load(runs: Sequence[RunLike]) -> list[RunRecords]:
-    """Read each run directory once (already loaded runs pass through)."""
-    return [
-        r if isinstance(r, RunRecords) else RunRecords(Path(r).name, read_results(r)) for r in runs
-    ]
 
 
 def _items_by_method(run: RunRecords) -> dict[str, set[str]]:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from searchain.eval.datasets import Example, dataset_fingerprint, load_dataset
-from searchain.eval.report import RunRecords
+from searchain.eval.run_records import RunRecords
 from searchain.eval.runner import MANIFEST, read_results
 from searchain.scoring import ANSWER_METRICS, score_trace
 from searchain.scoring.alce import alce_gold

@@ -389,10 +389,3 @@ def finish(
         summary.done += 1
     else:
         summary.failed += 1
-
-
-def items_from(records: Iterable[dict[str, Any]]) -> list[Item]:
-    """Items from plain ``{id, question, answers}`` dicts (a convenience for scripts)."""
-    return [
-        Item(str(r["id"]), r["question"], {"answers": list(r.get("answers", []))}) for r in records
-    ]

@@ -53,10 +53,6 @@ class Estimate:
         """As a difference: with its sign, in points of %."""
         return f"{100 * self.value:+.1f} [{100 * self.lo:+.1f}, {100 * self.hi:+.1f}]"
 
-    @property
-    def excludes_zero(self) -> bool:
-        return self.lo > 0 or self.hi < 0
-
 
 @dataclass(frozen=True, slots=True)
 class Bin:

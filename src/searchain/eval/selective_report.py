@@ -11,14 +11,12 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from searchain.eval import selective as sel
-
-if TYPE_CHECKING:
-    from searchain.eval.report import RunRecords
+from searchain.eval.run_records import RunRecords
 
 
 @dataclass(slots=True)

@@ -26,7 +26,7 @@ def thinkcite_eval_options(
     ex = examples[0] if examples else None
     fam = family_for(ex.task if ex else None, (ex.meta or {}).get("alce") if ex else None)
     given = {k: v for k, v in reward_pair.items() if v is not None}  # else the defaults
-    return {"family": fam, "nli": None if nli == "none" else (nli or "llm"), **given}
+    return {"family": fam, "nli": nli or "llm", **given}  # "none": R_a off
 
 
 def default_alce_judge(
@@ -89,14 +89,6 @@ def exclude_evaluated_demos(
             f"LLM-URL: {len(demos['excluded'])} demo(s) are evaluated items and were left out; "
             f"the prompt shows {demos['shots']} other(s)"
         )
-
-
-def eval_options(method: str, task: str, tools: Path | None) -> dict[str, object]:
-    from searchain.methods.registry import task_options
-
-    if method == "rebel" and tools is not None:
-        return {"tools": str(tools)}
-    return dict(task_options(method, task))
 
 
 def question_pools(examples: list, wanted: bool | None) -> Any:

@@ -1,6 +1,7 @@
 """LLM backends behind one interface (:class:`LLM`), plus the call cache and replay.
 
-``make_llm("local")`` runs the embedded Gemma 3 270M; ``make_llm("openai", model=...,
+``make_llm("local")`` runs the one default model of every surface (``$SEARCHAIN_MODEL``, else
+Qwen2.5-Coder-1.5B-Instruct: ``llm.models.answer_model``); ``make_llm("openai", model=...,
 base_url=...)`` talks to any OpenAI-compatible server. Both are wrapped in the on-disk
 cache unless ``cache=False``.
 """
@@ -72,10 +73,12 @@ def make_llm(
     inner: LLM
     if kind == "local":
         from searchain.llm.local import LocalLLM
-        from searchain.llm.models import DEFAULT_MODEL
+        from searchain.llm.models import DEFAULT_MODEL, answer_model
         from searchain.llm.models import model_path as named_model_path
 
-        if model_path is None and model not in (None, DEFAULT_MODEL):
+        if model_path is None:
+            model = answer_model(model)  # the one default model, not LocalLLM's bundled one
+        if model_path is None and model != DEFAULT_MODEL:
             model_path = str(named_model_path(model))  # type: ignore[arg-type]
         inner = LocalLLM(model_path, n_ctx=n_ctx, n_threads=n_threads, api=api, defaults=params)
     elif kind == "openai":

@@ -182,9 +182,6 @@ class LLM(ABC):
     ) -> CompletionResult:
         return await asyncio.to_thread(self.chat, messages, params, **overrides)
 
-    async def ascore(self, prompt: str, continuation: str) -> ContinuationScore:
-        return await asyncio.to_thread(self.score, prompt, continuation)
-
     def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing
         """Release connections or model memory; the default holds nothing."""
 

@@ -143,11 +143,6 @@ def model_path(name: str) -> Path:
 
 
 # The help texts of the CLI's model options (ask, eval, serve), said once.
-MODEL_HELP = (
-    "--llm openai: the endpoint's model name. --llm local: an offline model, "
-    f"{' | '.join(MODEL_NAMES)} (default {DEFAULT_MODEL}; the Qwen instruct models come with "
-    "scripts/install.sh chat / test)."
-)
 ANSWER_MODEL_HELP = (
     "--llm openai: the endpoint's model name. --llm local: an offline model, "
     f"{' | '.join(MODEL_NAMES)} (default ${MODEL_ENV}, else {ANSWER_MODEL}: the most accurate "

@@ -25,7 +25,7 @@ from typing import Any
 from searchain.llm import LLM, LLMError, make_llm
 from searchain.llm.models import answer_model
 from searchain.methods.base import Method, traced
-from searchain.methods.registry import build_method, check_options
+from searchain.methods.catalog import check_options, resolve
 from searchain.retrieval.base import Retriever
 from searchain.scoring.confidence_checks import check_names
 from searchain.scoring.risk_bound import RiskBound, check_risk_bound
@@ -111,18 +111,12 @@ class Spec:
     # Confidence signals that cost model calls, by name (scoring/confidence_checks.py).
     confidence_checks: tuple[str, ...] = ()
 
-    def with_options(self, **options: Any) -> Spec:
-        return dataclasses.replace(self, options={**self.options, **options})
-
     def model_ref(self) -> ModelRef:
         return ModelRef.parse(self.model)
 
     def needs_retriever(self) -> bool:
         """Whether the method searches (SearChain without IR does not)."""
-        from searchain.methods.catalog import resolve
-
-        fixed = resolve(self.method)[1]
-        return {**self.options, **fixed}.get("use_ir", True) is not False
+        return searches({**self.options, **resolve(self.method)[1]})
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self) | {"options": dict(self.options)}
@@ -134,6 +128,11 @@ class Spec:
         if unknown:
             raise ValueError(f"a spec has no field {', '.join(unknown)}")
         return cls(**dict(data))
+
+
+def searches(settings: Mapping[str, Any]) -> bool:
+    """Whether a method with these settings searches (SearChain without IR does not)."""
+    return settings.get("use_ir", True) is not False
 
 
 def open_llm(spec: Spec) -> LLM:
@@ -254,28 +253,31 @@ def assemble(
     list, an NLI judge)."""
     from searchain.retrieval.factory import is_llm_url
 
-    check_options(spec.method, {**spec.options, **objects})
+    record, fixed = resolve(spec.method)  # once: the record and what a variant fixes
+    options = {**spec.options, **objects}
+    check_options(spec.method, options, record)
     spec = dataclasses.replace(spec, confidence_checks=check_names(spec.confidence_checks))
-    wanted = retriever is None and spec.needs_retriever()
+    wanted = retriever is None and searches({**options, **fixed})
     if wanted and not is_llm_url(spec.retriever):  # a missing index fails before a model loads
         retriever = open_retriever(spec)
     llm = llm if llm is not None else open_llm(spec)
     if wanted and retriever is None:  # LLM-URL asks the LLM for its URLs
         retriever = open_retriever(spec, llm)
-    method = build_method(spec.method, llm, retriever, **{**spec.options, **objects})
+    method = record.build(llm, retriever, {**options, **fixed})
     runner = Runner(spec, llm, retriever, method)
-    runner.abstention = abstention(spec, llm)
+    runner.abstention = abstention(spec, llm, spec.method if fixed else record.name)
     return runner
 
 
-def abstention(spec: Spec, llm: LLM) -> Abstention | None:
-    """The spec's abstention (None: every answer is given). An alias is its method; an
-    ablation stays itself (it has no calibrator of SearChain's)."""
-    from searchain.methods.catalog import resolve
-
-    record, fixed = resolve(spec.method)
+def abstention(spec: Spec, llm: LLM, method: str | None = None) -> Abstention | None:
+    """The spec's abstention (None: every answer is given) for ``method``, the name whose
+    calibrators apply (None: resolved from the spec): an alias is its method; an ablation
+    stays itself (it has no calibrator of SearChain's)."""
+    if method is None:
+        record, fixed = resolve(spec.method)
+        method = spec.method if fixed else record.name
     return abstention_for(
-        spec.method if fixed else record.name,
+        method,
         llm,
         spec.abstain_below,
         spec.max_risk,

@@ -24,12 +24,6 @@ LABEL_INSTRUCTIONS = {
 }
 
 
-def check_task(task: str) -> str:
-    if task not in TASK_KINDS:
-        raise ValueError(f"unknown task {task!r}; one of {', '.join(TASK_KINDS)}")
-    return task
-
-
 def task_question(question: str, task: str) -> str:
     """``question`` as a baseline's prompt asks it: with the task's label instruction."""
     return question + LABEL_INSTRUCTIONS.get(task, "")

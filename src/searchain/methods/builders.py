@@ -1,11 +1,15 @@
 """How each built-in method is built from an LLM, a retriever and its checked options.
 
 A builder receives the settings that were given (its own defaults apply to the rest) and the
-Python objects its record allows; ``registry.build_method`` has already checked every value
-against its declaration and applied the fixed settings of a variant (an ablation)."""
+Python objects its record allows; ``catalog.build_method`` has already checked every value
+against its declaration and applied the fixed settings of a variant (an ablation). A method
+whose settings name something to open (a model pair, a judge, a tools file) has a resources
+hook beside its builder: what a long-lived caller (the service) opens once and hands back."""
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
 from typing import Any
 
 from searchain.llm import LLM
@@ -70,8 +74,8 @@ def build_rebel(llm: LLM, retriever: Retriever | None, options: dict[str, Any]) 
     dedup = options.pop("dedup", bo.DEDUP.default)
     if spec is None:
         tools = default_tools(retriever)
-    elif isinstance(spec, list | tuple):
-        tools = list(spec)
+    elif isinstance(spec, list | tuple):  # copies: `k` is set on them per method
+        tools = [copy.copy(t) for t in spec]
     else:
         tools = load_tools(spec, retriever)
     if k:
@@ -82,6 +86,37 @@ def build_rebel(llm: LLM, retriever: Retriever | None, options: dict[str, Any]) 
     method = Rebel(llm, tools, RebelConfig(**options), embedder=embedder)
     method.dedup_note = bo.dedup_note(dedup, embedder)
     return method
+
+
+def rebel_resources(
+    llm: LLM, retriever: Retriever | None, options: Mapping[str, Any]
+) -> dict[str, Any]:
+    """REBEL's tools file, read once (its tools are copied per method built)."""
+    from searchain.tools import load_tools
+
+    tools = options.get("tools")
+    if tools is None or isinstance(tools, list | tuple):
+        return {}
+    return {"tools": load_tools(tools, retriever)}
+
+
+def thinkcite_resources(
+    llm: LLM, retriever: Retriever | None, options: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Think&Cite's R_g pair (when R_g is on) and a local NLI checkpoint, opened once."""
+    from searchain.methods.thinkcite.reward_models import pair_wanted, reward_llm
+    from searchain.readers.nli import make_judge
+
+    found: dict[str, Any] = {}
+    reference = options.get(bo.REWARD_REFERENCE.name, bo.REWARD_REFERENCE.default)
+    if pair_wanted(options.get("use_rg"), reference):
+        for setting in (bo.REWARD_MODEL, bo.REWARD_REFERENCE):
+            spec = options.get(setting.name, setting.default)
+            found[setting.name] = reward_llm(spec, policy=llm, role=setting.name)
+    nli = options.get(bo.NLI.name)
+    if isinstance(nli, str) and nli not in ("llm", "none") and "judge" not in options:
+        found["judge"] = make_judge(nli, llm)
+    return found
 
 
 def build_thinkcite(llm: LLM, retriever: Retriever | None, options: dict[str, Any]) -> Method:

@@ -63,10 +63,6 @@ def cancel_scope(event: threading.Event) -> Iterator[threading.Event]:
         _CANCEL.reset(token)
 
 
-def cancel_event() -> threading.Event | None:
-    return _CANCEL.get()
-
-
 def check_cancelled() -> None:
     event = _CANCEL.get()
     if event is not None and event.is_set():

@@ -14,10 +14,8 @@ What the service sends (traces, run records, manifests) passes through the redac
 
 # No "from __future__ import annotations": FastAPI must see the local AskRequest model.
 
-import asyncio
 import json
 import logging
-import math
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,22 +27,21 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 
 from searchain import redaction
-from searchain.methods.assembly import Abstention
 from searchain.net.serving import BodyLimit
 from searchain.server import models as m
-from searchain.server.engine import Engine, ServiceBusy, why_not_built
+from searchain.server.engine import Engine
 from searchain.server.errors import (
     ASK_ERRORS,
     ERRORS,
     NOT_FOUND,
     STREAM_ERRORS,
     ApiError,
-    answer_error,
     install_error_handlers,
-    one_line,
 )
 from searchain.server.faces_install import install_faces
 from searchain.server.limits import LOOPBACK_HOSTS, HostAllowList, TokenAuth
+from searchain.server.pipeline import Answering, FaceError, start_answer
+from searchain.server.public import public
 from searchain.server.runs import RunNotFound, RunStore
 
 log = logging.getLogger(__name__)
@@ -70,7 +67,7 @@ class Settings:
     # default, so a page on another site cannot reach the service by DNS rebinding; a
     # service bound to another address lists the names clients use. None: any host.
     allowed_hosts: tuple[str, ...] | None = LOOPBACK_HOSTS
-    rate_limit: str | None = "60/min"  # per client on the OpenAI and MCP faces; None: off
+    rate_limit: str | None = "60/min"  # per client on every route that answers; None: off
 
 
 class EventStream(StreamingResponse):
@@ -136,48 +133,36 @@ def _auth(s: Settings) -> list[Any]:
 
 
 def _add_ask_routes(app: FastAPI, engine: Engine, s: Settings, auth: list[Any]) -> None:
-    """POST /v1/ask and /v1/ask/stream."""
+    """POST /v1/ask and /v1/ask/stream, through the one request pipeline."""
     AskRequest = m.ask_model(engine.methods, s.default_method, s.max_question_chars)
 
-    async def prepare(req: m.AskBase) -> tuple[Any, Abstention | None]:
-        """Validate what needs the engine, then take a slot (429 when none is free): the
-        method built, and the abstention asked for (or the server's)."""
-        question: str = req.question  # type: ignore[attr-defined]
-        name: str = req.method  # type: ignore[attr-defined]
+    async def start(req: Any) -> Answering:
+        """The pipeline's checks (422 for what the client must fix, 429 when every answer
+        slot is busy), then the answer under way."""
+        checks = None if req.confidence_checks is None else tuple(req.confidence_checks)
         try:
-            engine.check_question(question)
-            # Off the event loop: a first build may load a model (the query embedder).
-            method = await asyncio.to_thread(engine.build, name, req.options.given())
-            abstention = engine.abstention(name, req.abstain_below, req.max_risk)  # type: ignore[attr-defined]
-        except ValueError as e:  # the method refusing an option value: our own message
-            raise ApiError(422, one_line(str(e))) from None
-        except Exception as e:  # the server's business: logged, not echoed (but for a summary)
-            log.warning("building %s failed", name, exc_info=e)
-            raise ApiError(422, why_not_built(name, e)) from None
-        try:
-            engine.acquire()
-        except ServiceBusy as e:
-            raise ApiError(429, f"{e}; retry later", {"Retry-After": "5"}) from None
-        return method, abstention
-
-    def checks_of(req: m.AskBase) -> tuple[str, ...] | None:
-        asked = req.confidence_checks  # type: ignore[attr-defined]
-        return None if asked is None else tuple(asked)
+            runner = await start_answer(
+                engine,
+                req.method,
+                req.options.given(),
+                req.question,
+                invalid_status=422,
+                checks=checks,
+                abstain_below=req.abstain_below,
+                max_risk=req.max_risk,
+            )
+        except FaceError as e:
+            raise ApiError(e.status, e.message, e.headers()) from None
+        return Answering(engine, runner, req.question, s.timeout)
 
     @app.post("/v1/ask", response_model=m.TraceOut, responses=ASK_ERRORS, dependencies=auth)
     async def ask(req: AskRequest) -> Any:  # type: ignore[valid-type]
         """Answer a question; the full trace (reasoning nodes, references, citations)."""
-        method, abstention = await prepare(req)
+        answering = await start(req)
         try:
-            trace = await engine.answer(
-                method,
-                req.question,  # type: ignore[attr-defined]
-                s.timeout,
-                checks=checks_of(req),
-                abstention=abstention,
-            )
-        except Exception as e:
-            raise answer_error(e, s.timeout) from None
+            trace = await answering.trace()
+        except FaceError as e:
+            raise ApiError(e.status, e.message) from None
         return public(trace.to_dict())
 
     @app.post(
@@ -196,9 +181,7 @@ def _add_ask_routes(app: FastAPI, engine: Engine, s: Settings, auth: list[Any]) 
         """Server-sent events: ``event: progress`` (``data``: round, chain, node, ... see
         ``searchain.events``), then ``event: trace`` with the trace, or ``event: error``
         with ``{"error", "status"}``."""
-        method, abstention = await prepare(req)
-        run = _stream(engine, method, req.question, s, checks_of(req), abstention)  # type: ignore[attr-defined]
-        return EventStream(run)
+        return EventStream(_stream(await start(req), s.heartbeat))
 
 
 def _add_lookup_routes(app: FastAPI, engine: Engine, s: Settings, auth: list[Any]) -> None:
@@ -228,14 +211,13 @@ def _add_lookup_routes(app: FastAPI, engine: Engine, s: Settings, auth: list[Any
 
     @app.get("/v1/methods", response_model=m.MethodsOut, responses=ERRORS, dependencies=auth)
     async def methods() -> Any:
-        from searchain.methods import registry
+        from searchain.methods import catalog
 
-        notes = getattr(registry, "DESCRIPTIONS", {})
         listed = [
             {
                 "name": n,
-                "description": str(notes.get(n, "")),
-                "settings": [x.to_dict() for x in registry.method_settings(n)],
+                "description": catalog.description(n),
+                "settings": [x.to_dict() for x in catalog.method_settings(n)],
             }
             for n in engine.methods
         ]
@@ -304,65 +286,19 @@ def _add_health_and_viewer(app: FastAPI, engine: Engine, s: Settings) -> None:
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
 
-async def _stream(
-    engine: Engine,
-    method: Any,
-    question: str,
-    s: Settings,
-    checks: tuple[str, ...] | None = None,
-    abstention: Abstention | None = None,
-) -> AsyncIterator[str]:
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-
-    def on_event(event: dict[str, Any]) -> None:  # called from the worker thread
-        loop.call_soon_threadsafe(queue.put_nowait, event)
-
-    task = asyncio.ensure_future(
-        engine.answer(method, question, s.timeout, on_event, checks, abstention)
-    )
+async def _stream(answering: Answering, heartbeat: float) -> AsyncIterator[str]:
+    async for event in answering.events(heartbeat):
+        yield ": keep-alive\n\n" if event is None else _sse("progress", public(event))
     try:
-        while not task.done() or not queue.empty():
-            getter = asyncio.ensure_future(queue.get())
-            done, _ = await asyncio.wait(
-                {getter, task}, timeout=s.heartbeat, return_when=asyncio.FIRST_COMPLETED
-            )
-            if getter in done:
-                yield _sse("progress", public(getter.result()))
-                continue
-            getter.cancel()
-            if not done:
-                yield ": keep-alive\n\n"
-        try:
-            trace = task.result()
-        except Exception as e:
-            err = answer_error(e, s.timeout)
-            yield _sse("error", {"error": err.message, "status": err.status})
-            return
-        yield _sse("trace", public(trace.to_dict()))
-    finally:
-        if not task.done():  # the client went away: stop the work
-            task.cancel()
+        trace = await answering.trace()
+    except FaceError as e:
+        yield _sse("error", {"error": e.message, "status": e.status})
+        return
+    yield _sse("trace", public(trace.to_dict()))
 
 
 def _sse(event: str, data: Any) -> str:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
-
-
-def public(obj: Any) -> Any:
-    """What leaves the service: finite numbers (:func:`finite`), secrets masked."""
-    return finite(redaction.redact_obj(obj))
-
-
-def finite(obj: Any) -> Any:
-    """JSON has no NaN or infinity: such floats (e.g. a log-probability) become null."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: finite(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [finite(v) for v in obj]
-    return obj
 
 
 def _page_headers() -> dict[str, str]:

@@ -1,6 +1,7 @@
-"""Limits and error shape of the OpenAI-compatible and MCP faces, as pure ASGI middleware.
+"""The per-client rate limit of every route that answers, and the error shape of the
+OpenAI-compatible face, as pure ASGI middleware.
 
-* :class:`RateLimit`: a token bucket per client address on the faces' paths — ``N`` requests
+* :class:`RateLimit`: a token bucket per client address on the answering paths — ``N`` requests
   at once, then ``N`` per window, refilled evenly; over it, 429 with ``Retry-After`` (the
   seconds until the next request would be taken). Keyed by the address the connection comes
   from: behind a reverse proxy every client shares the proxy's bucket (docs/service.md).
@@ -64,7 +65,9 @@ def openai_error(status: int, message: str, code: str | None = None) -> dict[str
 
 
 class RateLimit:
-    """Token bucket per client address on paths starting with one of ``prefixes``."""
+    """Token bucket per client address on paths starting with one of ``prefixes``; a refusal
+    on a path starting with one of ``plain`` is the service's ``{"error": "..."}``, elsewhere
+    OpenAI's error object (the chat face's clients and MCP's read that)."""
 
     MAX_CLIENTS = 10_000  # buckets kept before the full ones are forgotten
 
@@ -74,8 +77,10 @@ class RateLimit:
         rate: Rate,
         prefixes: tuple[str, ...],
         clock: Callable[[], float] = time.monotonic,
+        plain: tuple[str, ...] = (),
     ) -> None:
         self.app, self.rate, self.prefixes, self.clock = app, rate, prefixes, clock
+        self.plain = plain
         self.refill = rate.count / rate.per  # tokens a second
         self.buckets: dict[str, tuple[float, float]] = {}  # client -> (tokens, when)
 
@@ -107,10 +112,11 @@ class RateLimit:
             wait = self.take(client[0] if client else "?")
             if wait > 0:
                 retry = max(1, math.ceil(wait))
-                body = openai_error(
-                    429,
-                    f"rate limit of {self.rate} per client reached; retry in {retry} s",
-                    "rate_limit_exceeded",
+                said = f"rate limit of {self.rate} per client reached; retry in {retry} s"
+                body: dict[str, object] = (
+                    {"error": said}
+                    if scope["path"].startswith(self.plain)
+                    else openai_error(429, said, "rate_limit_exceeded")
                 )
                 response = JSONResponse(body, status_code=429, headers={"Retry-After": str(retry)})
                 await response(scope, receive, send)

@@ -1,9 +1,10 @@
-"""Put the OpenAI-compatible chat face and the MCP face on the service's app, behind the
-same limits as ``/v1/ask``, in this order (outermost first):
+"""Put the OpenAI-compatible chat face and the MCP face on the service's app, and the limits
+every answering route shares, in this order (outermost first):
 
-Host allow-list → bearer token (``/v1/*``, and ``/mcp``) → per-client rate limit (the faces'
-answer paths) → body limit → the route, which takes an answer slot (429 when none is free).
-OpenAI-path refusals from any of them come in OpenAI's error object.
+Host allow-list → bearer token (``/v1/*``, and ``/mcp``) → per-client rate limit (every route
+that answers: ``/v1/ask``, ``/v1/ask/stream``, chat completions, MCP) → body limit → the route,
+which answers through the one request pipeline (``server/pipeline.py``: an answer slot, 429
+when none is free). OpenAI-path refusals from any of them come in OpenAI's error object.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from searchain.server.openai_face import register_openai_routes
 
 log = logging.getLogger(__name__)
 OPENAI_PATHS = ("/v1/chat/", "/v1/models")
-LIMITED_PATHS = ("/v1/chat/completions", "/mcp")
+ASK_PATHS = ("/v1/ask",)  # and /v1/ask/stream
+LIMITED_PATHS = (*ASK_PATHS, "/v1/chat/completions", "/mcp")
 
 
 def install_faces(app: FastAPI, engine: Engine, settings: Any) -> None:
@@ -36,7 +38,7 @@ def install_faces(app: FastAPI, engine: Engine, settings: Any) -> None:
     if settings.token is not None:
         inner.append(Middleware(TokenAuth, token=settings.token, prefix="/mcp"))
     if rate is not None:
-        inner.append(Middleware(RateLimit, rate=rate, prefixes=LIMITED_PATHS))
+        inner.append(Middleware(RateLimit, rate=rate, prefixes=LIMITED_PATHS, plain=ASK_PATHS))
     at = _after(app.user_middleware, (TokenAuth, HostAllowList))
     app.user_middleware[at:at] = inner
     app.add_middleware(OpenAIErrorShape, prefixes=OPENAI_PATHS)  # outermost

@@ -29,17 +29,10 @@ from pydantic import BaseModel, Field
 
 from searchain.scoring.confidence import abstention_text
 from searchain.server.engine import Engine
-from searchain.server.faces import (
-    Answering,
-    FaceError,
-    answer_text,
-    confidence,
-    describe,
-    one_line,
-    sources,
-    start_answer,
-)
+from searchain.server.errors import one_line
+from searchain.server.faces import answer_text, confidence, describe, sources
 from searchain.server.models import ask_options_model
+from searchain.server.pipeline import Answering, FaceError, start_answer
 from searchain.types import Passage
 
 log = logging.getLogger(__name__)
@@ -186,11 +179,11 @@ async def answer(
 ) -> AnswerResult:
     given = options.given() if options is not None else {}
     try:
-        built = await start_answer(engine, method, given, question)
+        runner = await start_answer(engine, method, given, question)
     except FaceError as e:
         retry = f" (retry in {e.retry_after} s)" if e.retry_after else ""
         raise ToolError(e.message + retry) from None
-    answering = Answering(engine, built, question, settings.timeout)
+    answering = Answering(engine, runner, question, settings.timeout)
     try:
         step = 0
         async for event in answering.events(settings.heartbeat):

@@ -14,7 +14,7 @@ from pydantic import (
     model_validator,
 )
 
-from searchain.methods.registry import canonical_methods, method_settings
+from searchain.methods.catalog import canonical_methods, method_settings
 from searchain.methods.settings import Setting, merged
 from searchain.scoring.confidence_checks import CHECKS
 

@@ -34,17 +34,9 @@ from searchain.scoring.confidence import abstention_text
 from searchain.server import openai_models as om
 from searchain.server.engine import Engine
 from searchain.server.face_limits import openai_error
-from searchain.server.faces import (
-    Answering,
-    FaceError,
-    Source,
-    answer_text,
-    confidence,
-    describe,
-    footer,
-    sources,
-    start_answer,
-)
+from searchain.server.faces import Source, answer_text, confidence, describe, footer, sources
+from searchain.server.pipeline import Answering, FaceError, start_answer
+from searchain.server.public import public
 from searchain.types import Passage, Trace
 
 _MARK = re.compile(r"\[(\d+)\]")
@@ -55,8 +47,7 @@ _UNSUPPORTED = (
 
 
 def error_response(e: FaceError) -> JSONResponse:
-    headers = {"Retry-After": str(e.retry_after)} if e.retry_after else None
-    return JSONResponse(openai_error(e.status, e.message, e.code), e.status, headers=headers)
+    return JSONResponse(openai_error(e.status, e.message, e.code), e.status, headers=e.headers())
 
 
 def _invalid(errors: list[Any]) -> FaceError:
@@ -134,11 +125,10 @@ def register_openai_routes(app: FastAPI, engine: Engine, settings: Any) -> None:
     @router.get("/v1/models", response_model=om.ModelsOut, responses=ERRORS, dependencies=auth)
     async def list_models() -> Any:
         """One model per method; its id is the method's name."""
-        from searchain.methods import registry
+        from searchain.methods import catalog
 
-        notes = getattr(registry, "DESCRIPTIONS", {})
         data = [
-            {"id": name, "created": started, "description": str(notes.get(name, ""))}
+            {"id": name, "created": started, "description": catalog.description(name)}
             for name in engine.methods
         ]
         return {"object": "list", "data": data}
@@ -160,8 +150,8 @@ def register_openai_routes(app: FastAPI, engine: Engine, settings: Any) -> None:
             )
         question = question_of(req.messages, settings.max_question_chars)  # type: ignore[attr-defined]
         options = req.options.given() if req.options is not None else {}  # type: ignore[attr-defined]
-        started = await start_answer(engine, req.model, options, question)  # type: ignore[attr-defined]
-        answering = Answering(engine, started, question, settings.timeout)
+        runner = await start_answer(engine, req.model, options, question)  # type: ignore[attr-defined]
+        answering = Answering(engine, runner, question, settings.timeout)
         reply = Reply(req.model, str(request.base_url))  # type: ignore[attr-defined]
         if req.stream:  # type: ignore[attr-defined]
             usage_chunk = req.stream_options is not None and req.stream_options.include_usage  # type: ignore[attr-defined]
@@ -197,12 +187,6 @@ def question_of(messages: list[om.ChatMessage], max_chars: int) -> str:
             "question_too_long",
         )
     return text
-
-
-def public(obj: Any) -> Any:
-    from searchain.server.app import public as public_
-
-    return public_(obj)
 
 
 def link(passage: Passage, base: str) -> str:

@@ -17,7 +17,6 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -245,10 +244,3 @@ def _handler(server: MirrorServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
     return Handler
-
-
-@contextmanager
-def running_mirror(corpus: MirrorCorpus, **options: object) -> Iterator[MirrorServer]:
-    server = MirrorServer(corpus, **options)  # type: ignore[arg-type]
-    with server:
-        yield server

@@ -70,7 +70,8 @@ def parse_spec(spec: str) -> LLMURLConfig:
 
 
 def open_llm_url(spec: str, llm: Any = None) -> LLMURLRetriever:
-    """An LLM-URL retriever for ``spec``; without ``llm``, the embedded local model."""
+    """An LLM-URL retriever for ``spec``; without ``llm``, the one default model
+    (``make_llm("local")``: ``$SEARCHAIN_MODEL``, else Qwen2.5-Coder-1.5B-Instruct)."""
     config = parse_spec(spec)
     if llm is None:
         from searchain.llm import make_llm
