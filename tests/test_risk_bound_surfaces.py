@@ -144,6 +144,9 @@ def test_the_cli_withholds_with_a_null_threshold_and_says_why_first(
     assert "Not answered:" in out and out.index("Not answered:") < out.index("Answer:")
 
 
+SERVER_DELTA = 0.3
+
+
 @pytest.fixture(scope="module")
 def url(calibrators: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     llm = make_llm("local", cache=tmp_path_factory.mktemp("llm") / "calls.sqlite")
@@ -151,7 +154,8 @@ def url(calibrators: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -
         mp.setenv("SEARCHAIN_CACHE_DIR", str(Path(calibrators[BASE]["fit_on"]["runs"][0]).parent))
         conf_mod.shipped_calibrator.cache_clear()
         r = _risk(calibrators[BASE])
-        engine = Engine(llm, default_index(), max_concurrent=1, max_risk=r)
+        # the operator's δ (serve --risk-delta) holds for every request's risk bound
+        engine = Engine(llm, default_index(), max_concurrent=1, max_risk=r, risk_delta=SERVER_DELTA)
         app_ = create_app(engine, Settings(runs_dir=tmp_path_factory.mktemp("runs")))
         with running(app_, lifespan="on") as u:
             yield u
@@ -164,14 +168,15 @@ def test_the_server_applies_each_configurations_threshold(
     base, variant = calibrators[BASE], calibrators[VARIANT]
     payload = {"question": QUESTION, "method": "retrieve-read"}
     conf = httpx.post(f"{url}/v1/ask", json=payload, timeout=300).json()["confidence"]
-    assert conf["threshold"] == _expected(base, _risk(base)) and conf["terms"]
+    assert conf["threshold"] == _expected(base, _risk(base), SERVER_DELTA) and conf["terms"]
     r = _risk(variant)
     checked = {**payload, "max_risk": r, "confidence_checks": ["likelihood"]}
     res = httpx.post(f"{url}/v1/ask", json=checked, timeout=300)
     assert res.status_code == 200, res.text
     _strict(res.text)
     conf = res.json()["confidence"]
-    assert conf["calibrator"]["name"] == VARIANT and conf["threshold"] == _expected(variant, r)
+    assert conf["calibrator"]["name"] == VARIANT
+    assert conf["threshold"] == _expected(variant, r, SERVER_DELTA)
     low = httpx.post(f"{url}/v1/ask", json={**payload, "max_risk": 0.01}, timeout=300)
     assert low.json()["confidence"]["threshold"] is None and _strict(low.text)
 
@@ -179,7 +184,7 @@ def test_the_server_applies_each_configurations_threshold(
 def test_the_chat_and_mcp_faces_carry_threshold_terms_and_provenance(
     url: str, calibrators: dict[str, Any]
 ) -> None:
-    expected = _expected(calibrators[BASE], _risk(calibrators[BASE]))
+    expected = _expected(calibrators[BASE], _risk(calibrators[BASE]), SERVER_DELTA)
     client = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=300)
     r = client.chat.completions.create(
         model="retrieve-read", messages=[{"role": "user", "content": QUESTION}]

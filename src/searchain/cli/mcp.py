@@ -18,6 +18,7 @@ from searchain.cli.model_options import (
     MaxRiskOpt,
     ModelOpt,
     ModelPathOpt,
+    RiskDeltaOpt,
     ThreadsOpt,
     cli_spec,
     shared,
@@ -53,6 +54,7 @@ def mcp(
     option: MethodOpt = None,
     abstain_below: AbstainOpt = None,
     max_risk: MaxRiskOpt = None,
+    risk_delta: RiskDeltaOpt = 0.1,
     confidence_check: ConfidenceCheckOpt = None,
     method_flags: dict[str, Any] | None = None,
 ) -> None:

@@ -31,6 +31,7 @@ from searchain.cli.model_options import (
     MaxRiskOpt,
     ModelOpt,
     ModelPathOpt,
+    RiskDeltaOpt,
     ThreadsOpt,
     cli_spec,
     shared,
@@ -76,6 +77,7 @@ def serve(
     option: MethodOpt = None,
     abstain_below: AbstainOpt = None,
     max_risk: MaxRiskOpt = None,
+    risk_delta: RiskDeltaOpt = 0.1,
     confidence_check: ConfidenceCheckOpt = None,
     allowed_host: AllowedHostOpt = None,
     rate_limit: RateLimitOpt = "60/min",
@@ -153,6 +155,7 @@ def open_engine(
             confidence_checks=spec.confidence_checks,
             abstain_below=spec.abstain_below,
             max_risk=spec.max_risk,
+            risk_delta=spec.risk_delta,
         )
         engine.runner(spec.method)  # a risk bound the default method cannot keep: now
     except (LLMError, ValueError, FileNotFoundError, ImportError) as e:

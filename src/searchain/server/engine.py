@@ -53,6 +53,7 @@ class Engine(AnswerSlots):
         confidence_checks: tuple[str, ...] = (),
         abstain_below: float | None = None,
         max_risk: float | None = None,
+        risk_delta: float = 0.1,
     ) -> None:
         super().__init__(max_concurrent)
         # What every answer gets unless its request says otherwise (the operator's choice,
@@ -61,6 +62,7 @@ class Engine(AnswerSlots):
             confidence_checks=check_names(confidence_checks),
             abstain_below=abstain_below,
             max_risk=max_risk,
+            risk_delta=risk_delta,
         )
         self.llm = CancellableLLM(llm)
         self.retriever = retriever
