@@ -6,9 +6,12 @@ bomb, a binary file named .txt)."""
 from __future__ import annotations
 
 import io
+import shutil
 import zipfile
 import zlib
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 GUIDE_PAGES = [
     (
@@ -112,3 +115,15 @@ def hang(job: object) -> object:
     if job == "hog":
         return bytearray(4 << 30)  # 4 GiB, past the worker's memory bound
     return f"parsed {job}"
+
+
+def docs_with_manuals(parent: Path, word: bool = True) -> Path:
+    """``parent/docs``: the project's own docs (Markdown) beside a real PDF manual and, with
+    ``word``, a Word file."""
+    root = parent / "docs"
+    shutil.copytree(ROOT / "docs", root / "project", ignore=shutil.ignore_patterns("*.png"))
+    (root / "manuals").mkdir()
+    write_guide_pdf(root / "manuals" / "guide.pdf")
+    if word:
+        write_docx(root / "manuals" / "warranty.docx")
+    return root

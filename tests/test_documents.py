@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from documents_kit import (
+    docs_with_manuals,
     hang,
     write_docx,
     write_docx_bomb,
@@ -24,19 +24,13 @@ from searchain.retrieval import BM25Index
 from searchain.retrieval.documents import DocumentIndexError, index_documents
 from searchain.retrieval.documents.sandbox import Failure, run_sandboxed
 
-ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "searchain.cli"]
 
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     """The project's own docs (Markdown) beside a real PDF manual and a Word file."""
-    root = tmp_path / "docs"
-    shutil.copytree(ROOT / "docs", root / "project", ignore=shutil.ignore_patterns("*.png"))
-    (root / "manuals").mkdir()
-    write_guide_pdf(root / "manuals" / "guide.pdf")
-    write_docx(root / "manuals" / "warranty.docx")
-    return root
+    return docs_with_manuals(tmp_path)
 
 
 def test_documents_keep_file_page_and_heading(folder: Path, tmp_path: Path) -> None:

@@ -7,14 +7,13 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 import postgres_kit
-from documents_kit import write_guide_pdf
+from documents_kit import docs_with_manuals
 from postgres_kit import PASSWORD, collection
 from searchain.api import index_folder, make_asker
 from searchain.cli import app as cli_app
@@ -23,7 +22,6 @@ from searchain.retrieval.demo import demo_corpus_path
 from searchain.retrieval.postgres import PostgresIndex, index_corpus, parse_target
 from searchain.types import Trace
 
-ROOT = Path(__file__).resolve().parents[1]
 QUESTION = "What does error E42 on the Frobnicator display mean?"
 FAST = ["-O", "searchain.r_max=2", "-O", "searchain.max_tokens=96"]
 pg_url = postgres_kit.pg_url  # the session's PostgreSQL (fixture)
@@ -39,10 +37,7 @@ def _cites_the_manual_page(trace: Trace) -> bool:
 
 
 def test_answer_over_postgres_cites_file_and_page(pg_url: str, tmp_path: Path) -> None:
-    root = tmp_path / "docs"
-    shutil.copytree(ROOT / "docs", root / "project", ignore=shutil.ignore_patterns("*.png"))
-    (root / "manuals").mkdir()
-    write_guide_pdf(root / "manuals" / "guide.pdf")
+    root = docs_with_manuals(tmp_path, word=False)
     url = collection(pg_url, "ask")
     env = {"COLUMNS": "100", "SEARCHAIN_CACHE_DIR": str(tmp_path / "cache")}
     res = CliRunner().invoke(cli_app, ["index", str(root), "--out", url], env=env)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -20,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 import postgres_kit
-from documents_kit import write_docx, write_guide_pdf
+from documents_kit import docs_with_manuals
 from postgres_kit import PASSWORD, collection
 from searchain.api import index_folder_report, open_index
 from searchain.cli import app as cli_app
@@ -34,7 +33,6 @@ from searchain.retrieval.postgres import (
     parse_target,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
 pg_url = postgres_kit.pg_url  # the session's PostgreSQL (fixture)
 CLI = [sys.executable, "-m", "searchain.cli"]
 
@@ -42,12 +40,7 @@ CLI = [sys.executable, "-m", "searchain.cli"]
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     """Real documents: the project's Markdown docs, a PDF manual and a Word file."""
-    root = tmp_path / "docs"
-    shutil.copytree(ROOT / "docs", root / "project", ignore=shutil.ignore_patterns("*.png"))
-    (root / "manuals").mkdir()
-    write_guide_pdf(root / "manuals" / "guide.pdf")
-    write_docx(root / "manuals" / "warranty.docx")
-    return root
+    return docs_with_manuals(tmp_path)
 
 
 def _consistent(url: str) -> dict[str, int]:

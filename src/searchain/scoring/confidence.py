@@ -34,7 +34,7 @@ from typing import Any
 from searchain.paths import cache_root
 from searchain.scoring.configuration import configuration, differences
 from searchain.scoring.match import contains_answer
-from searchain.scoring.reasons import calibrated_reasons
+from searchain.scoring.reasons import calibrated_reasons, contributions
 from searchain.text import normalize_answer
 from searchain.types import Confidence, Trace, Usage
 
@@ -200,15 +200,7 @@ def shipped_calibrator(method: str, model: str) -> dict[str, Any] | None:
 
 def apply_calibrator(calibrator: dict[str, Any], found: dict[str, float]) -> float:
     """A logistic calibrator's probability for these signals (missing ones at their mean)."""
-    z = float(calibrator["bias"])
-    for name, weight, mean, scale in zip(
-        calibrator["features"],
-        calibrator["weights"],
-        calibrator["means"],
-        calibrator["scales"],
-        strict=True,
-    ):
-        z += weight * (found.get(name, mean) - mean) / scale
+    z = float(calibrator["bias"]) + sum(contributions(calibrator, found).values())
     return 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
 
 
