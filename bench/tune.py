@@ -2,7 +2,8 @@
 reported run.
 
 A change (an option, a prompt, a threshold) is run on the quality bench's tune split — the
-data set's items outside the reported seed-0 subsample of 50 — next to the unchanged
+data set's items outside every reported seed-0 subsample (HotpotQA: the 100 of HotpotQA-100)
+and its frozen held-out split (``../shared/splits``) — next to the unchanged
 method on the same items, each in its own resumable run directory
 ``results/quality/<model>/tune/<set>-<name>/``. ``compare`` prints each run's score with its
 95 % bootstrap interval, the paired difference variant − baseline with its interval and the
@@ -97,6 +98,7 @@ def compare_text(root: Path, model: str, name: str, base: str, variant: str,
             cells = [str(rows[v][method].metrics.get(metric, "–")) for v in (base, variant)]
             lines.append(f"| {method} | {metric} | {diff.items} | {cells[0]} | {cells[1]} | "
                          f"{diff}{star} | {diff.wins} / {diff.losses} |")  # fmt: skip
+    lines += ["", *one_hop_lines(kept)]
     golds = _golds(recipe)
     for v in (base, variant):
         lines += ["", f"Failure taxonomy, {v}:", "",
@@ -116,6 +118,20 @@ def compare_text(root: Path, model: str, name: str, base: str, variant: str,
               f"| method | item | {base} | {variant} | gold |", "|---|---|---|---|---|",
               *changed]  # fmt: skip
     return "\n".join(lines) + "\n"
+
+
+def one_hop_lines(runs: dict[str, list[dict]]) -> list[str]:
+    """How often each run's SearChain answered as one hop (``meta.hops`` <= 1: at most one
+    answered node on its verified path); records made before ``hops`` existed are not counted."""
+    out = []
+    for v, rs in runs.items():
+        hops = [(r["trace"].get("meta") or {}).get("hops") for r in rs if r.get("trace")]
+        known = [h for h in hops if h is not None]
+        if known:
+            one = sum(1 for h in known if h <= 1)
+            out.append(f"Answered as one hop, {v}: {one} of {len(known)} "
+                       f"({100 * one / len(known):.0f} %).")  # fmt: skip
+    return out
 
 
 # The comparisons on the committed tune page: (set, baseline, variant, what the variant is).
