@@ -201,3 +201,15 @@ def test_the_chat_form_answers_from_the_evidence(index, embedder, hotpot) -> Non
     assert trace.meta["prompt_form"] == "chat" and trace.answer
     assert trace.meta["final_read"] == [p.id for p in trace.references]
     assert set(trace.meta["final_read"]) >= {p.id for p in index.search(trace.question, k=5)}
+
+
+def test_the_papers_tracing_says_it_read_no_passage(index, embedder, hotpot) -> None:
+    """The completion form's tracing is sent the CoQ prompt and the verified pairs: no
+    passage, so nothing was in hand when it answered (``meta.final_read``, issue 50)."""
+    llm = recorded_llm("searchain")
+    config = SearChainConfig(**PAPER)
+    trace = SearChain(llm, index, LLMReader(llm), config, embedder=embedder).run(
+        hotpot[0]["question_text"]
+    )
+    assert trace.meta["final_read"] == [] and trace.references  # cited, never read
+    assert trace.meta["hops"] == 1 and "final_step" not in trace.meta
