@@ -213,3 +213,33 @@ def test_the_papers_tracing_says_it_read_no_passage(index, embedder, hotpot) -> 
     )
     assert trace.meta["final_read"] == [] and trace.references  # cited, never read
     assert trace.meta["hops"] == 1 and "final_step" not in trace.meta
+
+
+def _node(nid: str, query: str, answer: str | None, status: str = "verified") -> Node:
+    return Node(nid, query, answer, "llm", "q", meta={"status": status, "reader": {}})
+
+
+def test_a_query_that_leaves_the_question_is_flagged_and_a_bridge_is_not() -> None:
+    from searchain.methods.searchain.drift import flag_drift
+
+    question = "Which option of the Debian installer's expert mode selects the kernel?"
+    trace = Trace(question=question, method="searchain")
+    trace.nodes = [
+        Node("q", question, None, "question"),
+        _node("r1.1", "What does expert mode of the Debian installer ask?", "the kernel flavour"),
+        _node("r1.2", "Which kernel flavours exist?", "amd64, rt-amd64"),  # "kernel"
+        _node("r1.3", "Who is Joey Hess?", "a Debian developer"),  # about someone else
+        _node("r1.4", "When was Joey Hess born?", None, "unsolved"),  # bridged by r1.3
+    ]
+    assert flag_drift(trace, question) == ["r1.3"]
+    nodes = {n.id: n for n in trace.nodes}
+    assert "shares no key term" in nodes["r1.3"].meta["drift"]
+    assert nodes["r1.2"].meta["searched"] == "Which kernel flavours exist?"
+    assert trace.meta["drifted"] == ["r1.3"]
+
+
+def test_every_searched_node_records_what_was_searched(index, embedder, hotpot) -> None:
+    trace = run(recorded_llm("searchain"), index, embedder, hotpot[6]["question_text"])
+    searched = [n for n in trace.nodes if "reader" in n.meta]
+    assert searched and all(n.meta["searched"] == n.query for n in searched)
+    assert trace.meta["drifted"] == []  # the recorded chain keeps to its question

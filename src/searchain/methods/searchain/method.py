@@ -41,6 +41,7 @@ from searchain.events import emit
 from searchain.llm import LLM, prompt_form
 from searchain.methods.searchain.config import SearChainConfig
 from searchain.methods.searchain.coq_parser import Chain, parse_chain, same_query
+from searchain.methods.searchain.drift import flag_drift
 from searchain.methods.searchain.evidence_answer import evidence_answer
 from searchain.methods.searchain.rounds import FeedbackText, Rounds, make_rounds
 from searchain.methods.searchain.tracing import (
@@ -207,6 +208,8 @@ class SearChain:
         """The answer once the rounds end: by the configured final step (config.FINAL_STEPS),
         from a chain's bare [Final Content], or without IR the chain's own."""
         cfg, trace, question = self.config, state.trace, state.question
+        if cfg.use_ir:
+            flag_drift(trace, question)  # what each node searched, and whether it left the question
         if cfg.use_ir and not state.path and not branch_nodes(trace) and chain.final_content:
             answer_from_content(trace, question, chain)
         elif cfg.use_ir and cfg.final_step == "evidence":
