@@ -98,7 +98,8 @@ def compare_text(root: Path, model: str, name: str, base: str, variant: str,
             cells = [str(rows[v][method].metrics.get(metric, "–")) for v in (base, variant)]
             lines.append(f"| {method} | {metric} | {diff.items} | {cells[0]} | {cells[1]} | "
                          f"{diff}{star} | {diff.wins} / {diff.losses} |")  # fmt: skip
-    lines += ["", *one_hop_lines(kept)]
+    if hops := one_hop_lines(kept):
+        lines += ["", *hops]
     golds = _golds(recipe)
     for v in (base, variant):
         lines += ["", f"Failure taxonomy, {v}:", "",

@@ -361,3 +361,16 @@ def test_readme_summary_scores_are_the_quality_page_s() -> None:
                 assert f"| {method} | {score.group(1)} [" in sections[name], (name, line)
                 seen += 1
     assert seen == len(SUMMARY)
+
+
+def test_the_tune_comparison_says_how_often_searchain_answered_as_one_hop() -> None:
+    spec = importlib.util.spec_from_file_location("tune_bench", ROOT / "bench" / "tune.py")
+    assert spec and spec.loader
+    tune = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = tune
+    spec.loader.exec_module(tune)
+    runs = {
+        "a": [{"trace": {"meta": {"hops": h}}} for h in (1, 2, 0, 3)],
+        "old": [{"trace": {"meta": {}}}],  # made before meta.hops: not counted
+    }
+    assert tune.one_hop_lines(runs) == ["Answered as one hop, a: 2 of 4 (50 %)."]
