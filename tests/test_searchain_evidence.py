@@ -243,3 +243,12 @@ def test_every_searched_node_records_what_was_searched(index, embedder, hotpot) 
     searched = [n for n in trace.nodes if "reader" in n.meta]
     assert searched and all(n.meta["searched"] == n.query for n in searched)
     assert trace.meta["drifted"] == []  # the recorded chain keeps to its question
+
+
+def test_a_confirmed_answer_is_stated_as_a_phrase_or_word_for_word() -> None:
+    from searchain.methods.searchain.evidence_answer import states
+
+    assert states("Peter Bolesław Schmeichel was voted best goalkeeper [3].", "Peter Schmeichel")
+    assert states("It was Shirley Temple [1].", "Shirley Temple.")
+    assert not states("It was Temple [1].", "Shirley Temple")
+    assert not states("anything", "")

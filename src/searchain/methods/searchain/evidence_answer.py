@@ -35,7 +35,7 @@ from searchain.methods.searchain.config import SearChainConfig
 from searchain.methods.searchain.rounds import SHORT_ANSWER_ENDING, TRACING_ENDINGS
 from searchain.retrieval.base import Retriever
 from searchain.scoring.skc import supported_knowledge_count as skc
-from searchain.text import contains_answer
+from searchain.text import contains_answer, normalize_answer
 from searchain.types import Node, Passage, Trace
 
 TEMPLATE = "searchain/evidence_answer"
@@ -111,13 +111,22 @@ def render_plan(path: list[Node]) -> str:
     return "".join(lines) or "(no step was answered)\n"
 
 
+def states(content: str, answer: str) -> bool:
+    """Whether ``content`` states ``answer``: as a phrase, or every one of its words
+    ("Peter Schmeichel" in "Peter Bolesław Schmeichel")."""
+    words = normalize_answer(answer).split()
+    return bool(words) and (
+        contains_answer(content, answer) or set(words) <= set(normalize_answer(content).split())
+    )
+
+
 def dropped_answers(content: str, path: list[Node]) -> list[str]:
     """The confirmed nodes whose answer (or the reader's span that confirmed it) the final
     content does not state."""
     out = []
     for n in confirmed_nodes(path):
         said = {clean_span(n.answer or ""), str((n.meta.get("reader") or {}).get("answer") or "")}
-        if not any(s and contains_answer(content, s) for s in said):
+        if not any(states(content, s) for s in said):
             out.append(n.id)
     return out
 
