@@ -178,6 +178,7 @@ def trace_record(q: dict[str, Any], trace: Any) -> dict[str, Any]:
         **score(q, text, read, cited),
         "in_hand_retrieved": score(q, text, retrieved, cited)["in_hand"],
         "nodes": len(nodes),
+        "hops": trace.meta.get("hops"),  # answered nodes on the path; <= 1: one hop
         # SearChain's reasoning nodes (retrieve-read's one node is its final answer)
         "node_had_answer": trace.method.startswith("searchain")
         and bool(said)
@@ -576,6 +577,19 @@ def taxonomy_rows(records: dict[str, dict[str, dict]]) -> list[str]:
     return lines
 
 
+def one_hop_rows(records: dict[str, dict[str, dict]]) -> list[str]:
+    """How often each SearChain arm answered as one hop (records made before ``hops`` was
+    recorded are not counted)."""
+    lines = []
+    for arm, rows in records.items():
+        hops = [r["hops"] for r in rows.values() if r.get("hops") is not None]
+        if hops:
+            one = sum(h <= 1 for h in hops)
+            lines.append(f"{arm} answered {one} of {len(hops)} questions as one hop (at most one "
+                         "answered node on its path).")  # fmt: skip
+    return ["", *lines] if lines else []
+
+
 def markdown(records: dict[str, dict[str, dict]], manifest: dict[str, Any], model: str) -> str:
     parts = [f"Answers over real documentation, {model}, one thread", ""]
     parts += summary_rows(records)
@@ -583,6 +597,7 @@ def markdown(records: dict[str, dict[str, dict]], manifest: dict[str, Any], mode
         parts += ["", "Paired on the items both answered (* the 95 % interval excludes 0):", ""]
         parts += paired_rows(records)
     parts += ["", *group_rows(records), "", "Where each item stands:", "", *taxonomy_rows(records)]
+    parts += one_hop_rows(records)
     peer = (manifest.get(PEER) or {}).get("peer") or {}
     if peer.get("versions"):
         versions = ", ".join(f"{k} {v}" for k, v in peer["versions"].items())

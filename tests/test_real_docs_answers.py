@@ -114,3 +114,11 @@ def test_in_hand_counts_only_the_passages_the_answering_step_read() -> None:
     assert B.trace_record(PDF_Q, trace)["in_hand"]
     del trace.meta["final_read"]  # a method whose answering step reads all it retrieved
     assert B.trace_record(PDF_Q, trace)["in_hand"]
+
+
+def test_the_table_says_how_often_searchain_answered_as_one_hop() -> None:
+    rows = {"a": {"hops": 1}, "b": {"hops": 3}, "c": {"hops": 0}, "d": {}}
+    assert B.one_hop_rows({"searchain": rows, "retrieve-read": {"a": {}}}) == [
+        "",
+        "searchain answered 2 of 3 questions as one hop (at most one answered node on its path).",
+    ]
