@@ -252,3 +252,17 @@ def test_a_confirmed_answer_is_stated_as_a_phrase_or_word_for_word() -> None:
     assert states("It was Shirley Temple [1].", "Shirley Temple.")
     assert not states("It was Temple [1].", "Shirley Temple")
     assert not states("anything", "")
+
+
+def test_the_ablation_reads_the_question_level_top_k_alone(index, embedder, hotpot) -> None:
+    """``evidence_sources="question"``: the chain runs, but the answering step reads only the
+    question's own top-k and no plan, so what the chain adds is visible."""
+    question = hotpot[0]["question_text"]
+    llm = Observed(recorded_llm("searchain"))
+    trace = run(llm, index, embedder, question, evidence_sources="question")
+    assert [p.id for p in trace.references] == [
+        e.passage.id for e in edges_first([Evidence(p) for p in index.search(question, k=5)])
+    ]
+    asked = llm.prompts[-1].rsplit("Plan:\n", 1)[1]  # after the demo's plan
+    assert asked.startswith("(none)\n") and "[Query" not in asked
+    assert trace.meta["dropped_node_answers"] == [] and trace.answer

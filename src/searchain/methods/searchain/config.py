@@ -78,6 +78,10 @@ QUESTION_POSITIONS = ("instruction", "last")
 #   confirmed, corrected or completed a node plus the question's own top-k, with the pairs as
 #   its plan (methods/searchain/evidence_answer.py) — IRCoT's union of the steps' passages.
 FINAL_STEPS = ("tracing", "evidence")
+# What the evidence step reads: "chain+question" (the step itself) or "question" (the
+# ablation: the question's own top-k alone, no node passage and no plan, so what the chain
+# adds is visible).
+EVIDENCE_SOURCES = ("chain+question", "question")
 
 
 @dataclass
@@ -221,6 +225,15 @@ class SearChainConfig:
         before=1000,
     )
 
+    evidence_sources: str = setting(
+        "chain+question",
+        "final_step=evidence: chain+question (the nodes' confirming passages, the "
+        "question's top-k, the pairs as the plan) or question (the ablation: the "
+        "question's top-k alone).",
+        choices=EVIDENCE_SOURCES,
+        before="chain+question",
+    )
+
     def inert_settings(self) -> set[str]:
         """Settings that change nothing under this configuration (a run manifest leaves them
         out, so a run made before they existed still resumes): the label instruction of
@@ -228,7 +241,7 @@ class SearChainConfig:
         word either way, tests/test_searchain_tracing.py)."""
         inert = set() if self.task in LABEL_INSTRUCTIONS else {"label_in_tracing"}
         if self.final_step == "tracing":  # the evidence step's knobs
-            inert |= {"evidence_k", "evidence_max_tokens"}
+            inert |= {"evidence_k", "evidence_max_tokens", "evidence_sources"}
         return inert
 
     def validate(self) -> None:

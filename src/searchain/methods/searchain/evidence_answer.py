@@ -141,6 +141,10 @@ def evidence_answer(
 ) -> None:
     """Final content, answer, references and citations from the evidence (module doc)."""
     hits = retriever.search(question, k=cfg.evidence_k) if cfg.evidence_k else []
+    ablation = cfg.evidence_sources == "question"  # no node passage, no plan
+    plan = "(none)\n" if ablation else render_plan(path)
+    if ablation:
+        path = []
     ranked = ranked_evidence(path, hits)
     kept, counted = capped(ranked, llm, cfg.evidence_max_tokens)
     evidence = edges_first(kept)
@@ -163,7 +167,7 @@ def evidence_answer(
         stop=STOP,
         chat_stop=(),
         documents=citations.numbered_documents(references),
-        plan=render_plan(path),
+        plan=plan,
         question=question + LABEL_INSTRUCTIONS.get(cfg.task, ""),
         ending=TRACING_ENDINGS.get(cfg.task, SHORT_ANSWER_ENDING),
     )
