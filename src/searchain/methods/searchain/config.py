@@ -80,8 +80,10 @@ QUESTION_POSITIONS = ("instruction", "last")
 FINAL_STEPS = ("tracing", "evidence")
 # What the evidence step reads: "chain+question" (the step itself) or "question" (the
 # ablation: the question's own top-k alone, no node passage and no plan, so what the chain
-# adds is visible).
-EVIDENCE_SOURCES = ("chain+question", "question")
+# adds is visible); "path+question" adds the top passage of each node IR searched but did not
+# confirm, ranked after the confirmed ones, so the passage can overrule the unchecked guess
+# (on the tune items a guess "6 members" stood against no passage about that band).
+EVIDENCE_SOURCES = ("chain+question", "question", "path+question")
 
 
 @dataclass
@@ -228,8 +230,8 @@ class SearChainConfig:
     evidence_sources: str = setting(
         "chain+question",
         "final_step=evidence: chain+question (the nodes' confirming passages, the "
-        "question's top-k, the pairs as the plan) or question (the ablation: the "
-        "question's top-k alone).",
+        "question's top-k, the pairs as the plan), path+question (also the passages of "
+        "nodes IR did not confirm) or question (the ablation: the question's top-k alone).",
         choices=EVIDENCE_SOURCES,
         before="chain+question",
     )

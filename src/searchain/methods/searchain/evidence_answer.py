@@ -60,16 +60,26 @@ def confirmed_nodes(path: list[Node]) -> list[Node]:
     return [n for n in path if n.answer and n.meta.get("status") in CONFIRMED and n.passages]
 
 
-def ranked_evidence(path: list[Node], question_hits: list[Passage]) -> list[Evidence]:
+def unconfirmed_nodes(path: list[Node]) -> list[Node]:
+    """The path's nodes IR searched but did not confirm (their answer is the LLM's guess)."""
+    return [n for n in path if n.passages and n.meta.get("status") not in CONFIRMED]
+
+
+def ranked_evidence(
+    path: list[Node], question_hits: list[Passage], unconfirmed: bool = False
+) -> list[Evidence]:
     """The evidence, strongest first: the question's top-1 (what a one-call reader leans on),
     then each confirmed node's passage from the last hop back (the last hop answers the
-    question, earlier ones are bridges), then the question's other hits in rank order. A
+    question, earlier ones are bridges), then (``unconfirmed``) the top passage of each node
+    IR searched but did not confirm, then the question's other hits in rank order. A
     passage found twice is one entry with both roles."""
     ordered: list[tuple[Passage, str]] = []
     if question_hits:
         ordered.append((question_hits[0], "question rank 1"))
     for n in reversed(confirmed_nodes(path)):
         ordered.append((n.passages[0], f"{ROLE[n.meta['status']]} {n.id}"))
+    if unconfirmed:
+        ordered += [(n.passages[0], f"searched for {n.id}") for n in unconfirmed_nodes(path)]
     ordered += [(p, f"question rank {r}") for r, p in enumerate(question_hits[1:], 2)]
     out: dict[str, Evidence] = {}
     for passage, role in ordered:
@@ -145,7 +155,7 @@ def evidence_answer(
     plan = "(none)\n" if ablation else render_plan(path)
     if ablation:
         path = []
-    ranked = ranked_evidence(path, hits)
+    ranked = ranked_evidence(path, hits, cfg.evidence_sources == "path+question")
     kept, counted = capped(ranked, llm, cfg.evidence_max_tokens)
     evidence = edges_first(kept)
     references = [e.passage for e in evidence]
