@@ -266,3 +266,26 @@ def test_the_ablation_reads_the_question_level_top_k_alone(index, embedder, hotp
     asked = llm.prompts[-1].rsplit("Plan:\n", 1)[1]  # after the demo's plan
     assert asked.startswith("(none)\n") and "[Query" not in asked
     assert trace.meta["dropped_node_answers"] == [] and trace.answer
+
+
+def test_path_and_question_also_reads_the_passages_of_unconfirmed_nodes(
+    index, embedder, hotpot
+) -> None:
+    """θ = 0 leaves hotpot[0]'s node unconfirmed: ``evidence_sources="path+question"`` reads
+    the passage IR found for it (after the confirmed ones), the default does not."""
+    question = hotpot[0]["question_text"]
+    settings = {"theta": 0.0, "evidence_max_tokens": 4000}
+    both = run(recorded_llm("searchain"), index, embedder, question, **settings)
+    path = run(
+        recorded_llm("searchain"), index, embedder, question,
+        evidence_sources="path+question", **settings,
+    )  # fmt: skip
+    nodes = {n.id: n for n in path.nodes}
+    unconfirmed = [nodes[i] for i in path.meta["path"] if nodes[i].meta["status"] == "unconfirmed"]
+    assert unconfirmed and not confirmed(path)
+    searched = {e["id"]: e["roles"] for e in path.meta["evidence"]["passages"]}
+    for n in unconfirmed:
+        assert f"searched for {n.id}" in searched[n.passages[0].id]
+    assert not any(
+        "searched for" in r for e in both.meta["evidence"]["passages"] for r in e["roles"]
+    )
