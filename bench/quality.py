@@ -171,16 +171,41 @@ def _index_for(recipe: Recipe, root: Path) -> list[str]:
     return ["--index", str(out)]
 
 
+# Frozen held-out items per data set (../shared/splits): never answered before their one final
+# scoring, so never in a tune split.
+HELD_OUT = {"hotpotqa": ROOT.parent / "shared" / "splits" / "hotpotqa-fresh-heldout-160.txt"}
+
+
+def reported_ids(dataset: str, limit: int) -> set[str]:
+    """Every item a reported run of ``dataset`` answers: the seed-0 subsample of ``limit`` and
+    of each recipe's own size on that data set (HotpotQA-100 grows the 50; a larger seed-0
+    subsample keeps every item of a smaller one)."""
+    sizes = {limit, *(r.limit for r in RECIPES.values() if r.dataset == dataset and r.limit)}
+    return {e.id for e in load_dataset(dataset, limit=max(sizes), seed=0)}
+
+
+def held_out_ids(dataset: str) -> set[str]:
+    """The frozen held-out ids of ``dataset`` (none for a set without a frozen split)."""
+    path = HELD_OUT.get(dataset)
+    if path is None:
+        return set()
+    if not path.is_file():  # a tune split that might hold held-out items is no tune split
+        raise SystemExit(f"{dataset}: the frozen held-out split {path} is missing")
+    return {ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()}
+
+
 def tune_split(recipe: Recipe, limit: int, root: Path | None = None) -> Path:
-    """The data set's items outside the reported subsample, in the file's own format (JSON
-    Lines or a top-level JSON list), so ``searchain eval`` reads them as usual."""
+    """The data set's items outside every reported subsample and its frozen held-out split, in
+    the file's own format (JSON Lines or a top-level JSON list), so ``searchain eval`` reads
+    them as usual. (Until issue 50 it left out only the reported 50: 4 of the first 20 tune
+    items and 7 of the first 40 were HotpotQA-100 items.)"""
     if recipe.prepare in ITEM_FILES:  # its reported items are drawn from another file
         raise SystemExit(f"{recipe.dataset}: no tune split for a recipe whose items are a "
                          f"prepared subset ({recipe.prepare}) yet")  # fmt: skip
     src = dataset_path(recipe.dataset)
-    reported = {e.id for e in load_dataset(recipe.dataset, limit=limit, seed=0)}
+    excluded = reported_ids(recipe.dataset, limit) | held_out_ids(recipe.dataset)
     everything = load_dataset(recipe.dataset)
-    keep = [i for i, e in enumerate(everything) if e.id not in reported]
+    keep = [i for i, e in enumerate(everything) if e.id not in excluded]
     out = (root or RESULTS) / "splits" / f"{recipe.dataset}-tune-{limit}{src.suffix}"
     out.parent.mkdir(parents=True, exist_ok=True)
     text = src.read_text(encoding="utf-8")

@@ -28,9 +28,12 @@ call is recorded, not fatal. Scored alike for every arm:
   passages its ``[n]`` marks cite; LlamaIndex (whose default answer has no marks): its
   response's source nodes (``file_path``). ``cite_page`` (PDF questions): such a citation is
   on the answer's page or holds the answer (a passage may start on the page before).
-* ``in_hand``: every needed passage was among what the arm retrieved (a passage of the
-  right file holding the answer string, compared without case, markup and whitespace, so
-  pypdf's glued words still count).
+* ``in_hand``: every needed passage was among what the arm's answering step read (a passage
+  of the right file holding the answer string, compared without case, markup and
+  whitespace, so pypdf's glued words still count). SearChain's answering step reads only
+  some of what its nodes retrieved (``meta.final_read``: tracing its pairs and the feedback
+  references in its dialogue, the evidence step its evidence); ``in_hand_retrieved`` is the
+  same test over everything the arm retrieved.
 
     .venv/bin/python bench/real_docs_answers.py setup                 # corpus, index, peer venv
     .venv/bin/python bench/real_docs_answers.py run [--arms retrieve-read,searchain,llamaindex]
@@ -162,6 +165,8 @@ def trace_record(q: dict[str, Any], trace: Any) -> dict[str, Any]:
     for p in [*trace.references, *(p for n in trace.nodes for p in n.passages)]:
         seen.setdefault(p.id, p)
     retrieved = [passage_view(p) for p in seen.values()]
+    read_ids = trace.meta.get("final_read")  # what the answering step read (issue 50)
+    read = retrieved if read_ids is None else [passage_view(seen[i]) for i in read_ids if i in seen]
     cited = [passage_view(p) for p in trace.cited().values()]
     text = trace_text(trace)
     nodes = [n for n in trace.nodes if n.source != "question"]
@@ -170,8 +175,10 @@ def trace_record(q: dict[str, Any], trace: Any) -> dict[str, Any]:
         "answer": text,
         "short_answer": trace.answer,
         "cover_em_short": float(all(cover_em(trace.answer, a) for a in as_list(q["answer"]))),
-        **score(q, text, retrieved, cited),
+        **score(q, text, read, cited),
+        "in_hand_retrieved": score(q, text, retrieved, cited)["in_hand"],
         "nodes": len(nodes),
+        "hops": trace.meta.get("hops"),  # answered nodes on the path; <= 1: one hop
         # SearChain's reasoning nodes (retrieve-read's one node is its final answer)
         "node_had_answer": trace.method.startswith("searchain")
         and bool(said)
@@ -570,6 +577,19 @@ def taxonomy_rows(records: dict[str, dict[str, dict]]) -> list[str]:
     return lines
 
 
+def one_hop_rows(records: dict[str, dict[str, dict]]) -> list[str]:
+    """How often each SearChain arm answered as one hop (records made before ``hops`` was
+    recorded are not counted)."""
+    lines = []
+    for arm, rows in records.items():
+        hops = [r["hops"] for r in rows.values() if r.get("hops") is not None]
+        if hops:
+            one = sum(h <= 1 for h in hops)
+            lines.append(f"{arm} answered {one} of {len(hops)} questions as one hop (at most one "
+                         "answered node on its path).")  # fmt: skip
+    return ["", *lines] if lines else []
+
+
 def markdown(records: dict[str, dict[str, dict]], manifest: dict[str, Any], model: str) -> str:
     parts = [f"Answers over real documentation, {model}, one thread", ""]
     parts += summary_rows(records)
@@ -577,6 +597,7 @@ def markdown(records: dict[str, dict[str, dict]], manifest: dict[str, Any], mode
         parts += ["", "Paired on the items both answered (* the 95 % interval excludes 0):", ""]
         parts += paired_rows(records)
     parts += ["", *group_rows(records), "", "Where each item stands:", "", *taxonomy_rows(records)]
+    parts += one_hop_rows(records)
     peer = (manifest.get(PEER) or {}).get("peer") or {}
     if peer.get("versions"):
         versions = ", ".join(f"{k} {v}" for k, v in peer["versions"].items())

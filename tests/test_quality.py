@@ -174,10 +174,14 @@ def test_tune_split_holds_no_reported_item(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(bench, "RESULTS", tmp_path)
     from searchain.eval.datasets import load_dataset
 
-    path = bench.tune_split(bench.RECIPES["hotpotqa"], 100)
+    path = bench.tune_split(bench.RECIPES["hotpotqa"], 50)  # bench/tune.py's REPORTED
     tune = {e.id for e in load_dataset(str(path))}
+    # HotpotQA-100 (the reported run grown from the 50) and the frozen held-out items
     reported = {e.id for e in load_dataset("hotpotqa", limit=100, seed=0)}
-    assert len(tune) == 400 and not tune & reported
+    held_out = set((bench.ROOT.parent / "shared/splits/hotpotqa-fresh-heldout-160.txt")
+                   .read_text().split())  # fmt: skip
+    assert len(held_out) == 160 and not tune & reported and not tune & held_out
+    assert len(tune) == len(load_dataset("hotpotqa")) - len(reported | held_out) > 0
     with pytest.raises(SystemExit, match="prepared subset"):  # FEVER's are the in-pool claims
         bench.tune_split(bench.RECIPES["fever"], 50)
 
@@ -357,3 +361,16 @@ def test_readme_summary_scores_are_the_quality_page_s() -> None:
                 assert f"| {method} | {score.group(1)} [" in sections[name], (name, line)
                 seen += 1
     assert seen == len(SUMMARY)
+
+
+def test_the_tune_comparison_says_how_often_searchain_answered_as_one_hop() -> None:
+    spec = importlib.util.spec_from_file_location("tune_bench", ROOT / "bench" / "tune.py")
+    assert spec and spec.loader
+    tune = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = tune
+    spec.loader.exec_module(tune)
+    runs = {
+        "a": [{"trace": {"meta": {"hops": h}}} for h in (1, 2, 0, 3)],
+        "old": [{"trace": {"meta": {}}}],  # made before meta.hops: not counted
+    }
+    assert tune.one_hop_lines(runs) == ["Answered as one hop, a: 2 of 4 (50 %)."]

@@ -95,3 +95,30 @@ def test_where_each_item_stands() -> None:
     assert B.category(missed) == "retrieval missed the answer passage"
     peer = {"status": "ok", "arm": "llamaindex", "cover_em": 0.0, "in_hand": True}
     assert B.category(peer) == "answer passage in hand, answer wrong"
+
+
+def test_in_hand_counts_only_the_passages_the_answering_step_read() -> None:
+    """Issue 50: a node retrieved the answer's passage, but the answering step (tracing: the
+    pairs; ``meta.final_read``) did not read it: not in hand; ``in_hand_retrieved`` says it
+    was retrieved."""
+    from searchain.types import Node, Passage, Trace
+
+    page = Passage(id=f"{GUIDE}#3", text="Please keep its length within 30 characters.",
+                   source={"path": GUIDE, "page": 17})  # fmt: skip
+    node = Node("r1.1", "How long may the name be?", "30", "ir-completed", "q", passages=[page])
+    trace = Trace(question="q", method="searchain", nodes=[node], answer="30")
+    trace.meta["final_read"] = []
+    record = B.trace_record(PDF_Q, trace)
+    assert not record["in_hand"] and record["in_hand_retrieved"]
+    trace.meta["final_read"] = [page.id]
+    assert B.trace_record(PDF_Q, trace)["in_hand"]
+    del trace.meta["final_read"]  # a method whose answering step reads all it retrieved
+    assert B.trace_record(PDF_Q, trace)["in_hand"]
+
+
+def test_the_table_says_how_often_searchain_answered_as_one_hop() -> None:
+    rows = {"a": {"hops": 1}, "b": {"hops": 3}, "c": {"hops": 0}, "d": {}}
+    assert B.one_hop_rows({"searchain": rows, "retrieve-read": {"a": {}}}) == [
+        "",
+        "searchain answered 2 of 3 questions as one hop (at most one answered node on its path).",
+    ]

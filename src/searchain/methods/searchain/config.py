@@ -71,6 +71,19 @@ ANSWER_IN_QUERY = ("accept", "ignore")
 #   examples), so the instruction and demos are one static prefix that is prefilled once
 #   and kept as a KV snapshot (``prompts.QUESTION_LAST``; bench/prefix_reuse.py).
 QUESTION_POSITIONS = ("instruction", "last")
+# How the answer is written once the rounds end (issue 50):
+# * "tracing" (the paper, §3.3, and the default until the tune measurement picks one): the LLM
+#   writes the final content from the verified [Query]-[Answer] pairs alone;
+# * "evidence" (beyond the paper): the LLM answers the user's question from the passages that
+#   confirmed, corrected or completed a node plus the question's own top-k, with the pairs as
+#   its plan (methods/searchain/evidence_answer.py) — IRCoT's union of the steps' passages.
+FINAL_STEPS = ("tracing", "evidence")
+# What the evidence step reads: "chain+question" (the step itself) or "question" (the
+# ablation: the question's own top-k alone, no node passage and no plan, so what the chain
+# adds is visible); "path+question" adds the top passage of each node IR searched but did not
+# confirm, ranked after the confirmed ones, so the passage can overrule the unchecked guess
+# (on the tune items a guess "6 members" stood against no passage about that band).
+EVIDENCE_SOURCES = ("chain+question", "question", "path+question")
 
 
 @dataclass
@@ -188,12 +201,50 @@ class SearChainConfig:
         before="span",
     )
 
+    # The paper's tracing stays the default until the tune measurement (issue 50) picks.
+    final_step: str = setting(
+        "tracing",
+        "How the answer is written: tracing (the paper: from the verified pairs) or "
+        "evidence (from the nodes' confirming passages and the question's own top-k, "
+        "the pairs as the plan).",
+        choices=FINAL_STEPS,
+        before="tracing",
+    )
+    evidence_k: int = setting(
+        5,
+        "final_step=evidence: passages retrieved with the user's own question.",
+        ge=0,
+        remote_le=20,
+        before=5,
+    )
+    # IRCoT reads up to 15 passages; at ~130 tokens a HotpotQA passage, 1,000 tokens hold about
+    # 7, which keeps the answering prompt near the paper's tracing turn in a chat dialogue.
+    evidence_max_tokens: int = setting(
+        1000,
+        "final_step=evidence: token cap of the passages the answering step reads.",
+        ge=50,
+        remote_le=8000,
+        before=1000,
+    )
+
+    evidence_sources: str = setting(
+        "chain+question",
+        "final_step=evidence: chain+question (the nodes' confirming passages, the "
+        "question's top-k, the pairs as the plan), path+question (also the passages of "
+        "nodes IR did not confirm) or question (the ablation: the question's top-k alone).",
+        choices=EVIDENCE_SOURCES,
+        before="chain+question",
+    )
+
     def inert_settings(self) -> set[str]:
         """Settings that change nothing under this configuration (a run manifest leaves them
         out, so a run made before they existed still resumes): the label instruction of
         tracing on a task without labels (HotpotQA's, MuSiQue's turn is the same word for
         word either way, tests/test_searchain_tracing.py)."""
-        return set() if self.task in LABEL_INSTRUCTIONS else {"label_in_tracing"}
+        inert = set() if self.task in LABEL_INSTRUCTIONS else {"label_in_tracing"}
+        if self.final_step == "tracing":  # the evidence step's knobs
+            inert |= {"evidence_k", "evidence_max_tokens", "evidence_sources"}
+        return inert
 
     def validate(self) -> None:
         check_settings(self)  # each setting's own type, choices and range

@@ -41,6 +41,8 @@ from searchain.events import emit
 from searchain.llm import LLM, prompt_form
 from searchain.methods.searchain.config import SearChainConfig
 from searchain.methods.searchain.coq_parser import Chain, parse_chain, same_query
+from searchain.methods.searchain.drift import flag_drift
+from searchain.methods.searchain.evidence_answer import evidence_answer
 from searchain.methods.searchain.node_labels import LABEL_RULE, label, repeats_query
 from searchain.methods.searchain.rounds import FeedbackText, Rounds, make_rounds
 from searchain.methods.searchain.tracing import (
@@ -172,12 +174,7 @@ class SearChain:
             # content (as a [Final Content] alone would be), said in the trace.
             chain = Chain([], chain.raw.strip(), chain.raw)
             trace.errors.append("the reply had no CoQ tag; its text is taken as [Final Content]")
-        if cfg.use_ir and not state.path and not branch_nodes(trace) and chain.final_content:
-            answer_from_content(trace, question, chain)
-        elif cfg.use_ir:
-            tracing(trace, state.path, rounds, form, cfg)
-        else:
-            no_ir_answer(trace, chain, form)
+        self._answer(state, chain, rounds, form)
         trace.meta.update(
             prompt_form=form,
             chains=chains,
@@ -202,6 +199,23 @@ class SearChain:
         trace.wall_seconds = time.perf_counter() - t0
         emit("answer", text=trace.answer)
         return trace
+
+    def _answer(self, state: _Run, chain: Chain, rounds: Rounds, form: str) -> None:
+        """The answer once the rounds end: by the configured final step (config.FINAL_STEPS),
+        from a chain's bare [Final Content], or without IR the chain's own."""
+        cfg, trace, question = self.config, state.trace, state.question
+        if cfg.use_ir:
+            flag_drift(trace, question)  # what each node searched, and whether it left the question
+        if cfg.use_ir and not state.path and not branch_nodes(trace) and chain.final_content:
+            answer_from_content(trace, question, chain)
+        elif cfg.use_ir and cfg.final_step == "evidence":
+            trace.meta["final_step"] = cfg.final_step
+            evidence_answer(trace, question, state.path, self.llm, self.retriever, cfg)  # type: ignore[arg-type]
+        elif cfg.use_ir:
+            tracing(trace, state.path, rounds, form, cfg)
+        else:
+            no_ir_answer(trace, chain, form)
+        trace.meta["hops"] = sum(1 for n in state.path if n.answer)  # <= 1: answered as one hop
 
     def _add_branch(self, state: _Run, chain: Chain, parent: str, offset: int) -> list[Node]:
         """Attach a round's chain to the ToR below ``parent`` (a path of nodes)."""

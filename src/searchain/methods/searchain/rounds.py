@@ -116,6 +116,7 @@ class CompletionRounds:
     chain_prompt: str = ""  # the first-round CoQ prompt (demos + question)
     offset: int = 0
     cue: str = ""  # later rounds' prompts end with it (see _next_prompt)
+    traced: str = ""  # the text the tracing call was sent (what the answering step read)
 
     def __post_init__(self) -> None:
         self.prompt = self.chain_prompt = prompts.fill(self.template, question=self.question)
@@ -168,6 +169,7 @@ class CompletionRounds:
         prompt = prompts.fill(
             "searchain/tracing", chain_prompt=self.chain_prompt, pairs=render_pairs(path)
         )
+        self.traced += prompt
         return self.llm.complete(prompt, max_tokens=max_tokens, stop=TRACE_STOP)
 
 
@@ -190,6 +192,7 @@ class ChatRounds:
     # The task whose labels the tracing turn asks for (None: any short answer): its
     # [Question] carries the label instruction and its last line names the labels.
     labels_of: str | None = None
+    traced: str = ""  # the text the tracing calls were sent (what the answering step read)
 
     def __post_init__(self) -> None:
         self.first = self._first_turns()
@@ -251,12 +254,13 @@ class ChatRounds:
             ending=TRACING_ENDINGS.get(self.labels_of or "", SHORT_ANSWER_ENDING),
         )
         if context in ("demos", "alone"):
-            before = self.demos() if context == "demos" else []
-            return self.llm.chat([*before, *ask], max_tokens=max_tokens)
-        reply: list[Message] = [{"role": "assistant", "content": self.last.strip()}]
-        messages = [*self.messages, *reply, *ask] if self.last.strip() else [*self.messages, *ask]
-        if chat_fits(self.llm, messages, max_tokens) is False:
-            messages = [*self.first, *ask]
+            messages = [*(self.demos() if context == "demos" else []), *ask]
+        else:
+            reply: list[Message] = [{"role": "assistant", "content": self.last.strip()}]
+            messages = [*self.messages, *(reply if self.last.strip() else []), *ask]
+            if chat_fits(self.llm, messages, max_tokens) is False:
+                messages = [*self.first, *ask]
+        self.traced += "\n".join(m["content"] for m in messages)
         return self.llm.chat(messages, max_tokens=max_tokens)
 
 

@@ -29,6 +29,7 @@ def tracing(
     references = [n.passages[0] if n.passages else Passage(id="", text="") for n in path]
     if not path:
         trace.errors.append("no verified query-answer pair to trace the answer from")
+        trace.meta["final_read"] = []
         return
     result = rounds.trace_final(path, cfg.trace_max_tokens, cfg.tracing_context)
     trace.usage.add(result.usage)
@@ -76,6 +77,18 @@ def tracing(
         trace.answer = short_answer(written) if form == "chat" else extract_answer(text)
     trace.meta["skc"] = skc(text, cites)  # what the LLM itself marked, as in the paper
     trace.meta["skc_with_post_hoc"] = skc(text, trace.citations)
+    trace.meta["final_read"] = passages_read(trace, getattr(rounds, "traced", ""))
+
+
+def passages_read(trace: Trace, sent: str) -> list[str]:
+    """The ids of the trace's passages whose text the answering step was sent (tracing reads
+    pairs; in a chat dialogue, the references that came with IR's feedback too)."""
+    read: dict[str, None] = {}
+    for node in trace.nodes:
+        for p in node.passages:
+            if p.text and p.text in sent:
+                read.setdefault(p.id)
+    return list(read)
 
 
 # Fixed text of the tracing turn (prompts/searchain/tracing*.txt) that a final content never
