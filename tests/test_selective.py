@@ -81,6 +81,28 @@ def test_ece_and_reliability_bins() -> None:
         sel.reliability_bins([1.5], [1])
 
 
+def test_brier_and_log_loss_by_hand() -> None:
+    conf, right = [0.9, 0.2, 0.6, 0.5], [1, 0, 0, 1]
+    # (0.1² + 0.2² + 0.6² + 0.5²) / 4
+    assert sel.brier(conf, right) == pytest.approx(0.66 / 4)
+    # −(ln 0.9 + ln 0.8 + ln 0.4 + ln 0.5) / 4
+    by_hand = -(math.log(0.9) + math.log(0.8) + math.log(0.4) + math.log(0.5)) / 4
+    assert sel.log_loss(conf, right) == pytest.approx(by_hand) == pytest.approx(0.4844855)
+    assert sel.base_rate_brier(right) == pytest.approx(0.25)  # half right: 0.5 · 0.5
+    assert sel.base_rate_brier([1, 1, 1, 0]) == pytest.approx(0.75 * 0.25)
+    # A confident wrong 0 or 1 is clipped to 1e-6: ln(10⁶) each, not infinity.
+    assert sel.log_loss([1.0, 0.0], [0, 1]) == pytest.approx(-math.log(1e-6))
+    assert sel.brier([1.0, 0.0], [0, 1]) == 1.0
+    assert sel.log_loss([1.0, 0.0], [1, 0]) == pytest.approx(-math.log(1 - 1e-6))
+    # Not on the scale of a probability: nothing to score, as for ECE.
+    assert math.isnan(sel.brier([1.5, 0.2], [1, 0])) and math.isnan(sel.log_loss([-1, 0], [1, 0]))
+    stats = sel.statistics(conf, right)
+    assert stats["brier"] == pytest.approx(0.165) and stats["log_loss"] == pytest.approx(by_hand)
+    assert stats["brier_base_rate"] == pytest.approx(0.25)
+    # The constant share right scores exactly the base rate's Brier score.
+    assert sel.brier([0.5] * 4, right) == pytest.approx(sel.base_rate_brier(right))
+
+
 def test_inputs_are_checked() -> None:
     with pytest.raises(ValueError):
         sel.aurc([], [])
@@ -107,7 +129,14 @@ def test_bootstrap_intervals_contain_the_point_estimates() -> None:
     assert (
         set(estimates)
         == set(points)
-        == {"aurc", "ece", *(f"accuracy@{c:g}" for c in (0.5, 0.8, 1))}
+        == {
+            "aurc",
+            "ece",
+            "brier",
+            "brier_base_rate",
+            "log_loss",
+            *(f"accuracy@{c:g}" for c in (0.5, 0.8, 1)),
+        }
     )
     for name, e in estimates.items():
         assert e.value == pytest.approx(points[name])
@@ -194,6 +223,10 @@ def test_report_prints_the_section_and_writes_both_pngs(tmp_path: Path) -> None:
     assert "confidence, all 40 items |" in text  # naive only on 36: both columns shown
     assert "cover-EM at 50 % coverage" in text and "cover-EM at 80 % coverage" in text
     assert "cover-EM at 100 % coverage" in text
+    assert "| ECE (10 bins) |" in text and "over 10 equal-width bins" in text
+    assert "| Brier score (lower is better) |" in text
+    assert "| Brier of always predicting the share right |" in text
+    assert "| log-loss (nats, p clipped to [1e-06, 1 − 1e-06]) |" in text
     assert "an uncalibrated score in [0, 1], not a probability" in text
     assert "(uncalibrated score)" in text
     assert "No item has a naive value" in text  # the score method
@@ -220,6 +253,16 @@ def test_report_section_numbers_match_the_module(tmp_path: Path) -> None:
     )
     row = next(line for line in rep.analyses([run]).splitlines() if "| AURC" in line)
     assert f"| {cmp.a['aurc']} | {cmp.b['aurc']} | {cmp.difference['aurc'].signed()} |" in row
+    lines = rep.analyses([run]).splitlines()
+    brier = next(line for line in lines if line.startswith("| Brier score"))
+    naive_brier = f"{cmp.b['brier'].decimal()} (uncalibrated score)"
+    assert f"| {cmp.a['brier'].decimal()} | {naive_brier} | " in brier
+    assert f"| {cmp.difference['brier'].decimal('+')} |" in brier
+    loss = next(line for line in lines if line.startswith("| log-loss"))
+    assert f"| {cmp.a['log_loss'].decimal()} |" in loss
+    base = next(line for line in lines if line.startswith("| Brier of always"))
+    assert f"| {cmp.a['brier_base_rate'].decimal()} |" in base
+    assert cmp.a["brier_base_rate"] == cmp.b["brier_base_rate"]  # the same items
 
 
 def test_a_run_without_confidences_prints_no_section(tmp_path: Path) -> None:

@@ -188,6 +188,17 @@ def report(
             "run: all methods on the same questions).",
         ),
     ] = False,
+    naive_platt: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--naive-platt",
+            help="A calibration run whose traces carry naive values (repeatable): the naive "
+            "confidence is also compared Platt-scaled, fit on its fit items (never on a "
+            "reported item).",
+            exists=True,
+            file_okay=False,
+        ),
+    ] = None,
     rescore: Annotated[
         bool,
         typer.Option(
@@ -228,7 +239,7 @@ def report(
     rows = rep.summarize(loaded)
     if not rows:
         fail("no results in these run directories")
-    extra = "" if csv_out else rep.analyses(loaded)
+    extra = "" if csv_out else rep.analyses(loaded, naive_platt or ())
     print(rep.to_csv(rows) if csv_out else rep.markdown(rows) + ("\n" + extra if extra else ""))
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)

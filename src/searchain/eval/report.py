@@ -111,7 +111,7 @@ def to_csv(rows: list[Row]) -> str:
     return buf.getvalue()
 
 
-def analyses(runs: Sequence[RunLike]) -> str:
+def analyses(runs: Sequence[RunLike], naive_platt_runs: Sequence[Path] = ()) -> str:
     """The SearChain paper's analyses of each run, as Markdown: efficiency of every method
     (Table 5: per question LLM calls, input/output tokens, rounds, seconds), the knowledge
     sources of SearChain's checked nodes (Table 2), and, when a run holds both ``searchain``
@@ -119,7 +119,9 @@ def analyses(runs: Sequence[RunLike]) -> str:
     correct with/without IR, IR-helped questions, misleading rate); then, for each method
     whose traces carry a confidence, selective answering against the naive confidence
     (:mod:`searchain.eval.selective_report`). Correct = the item's cover-EM (of its final
-    answer) as recorded by the run, or as rescored (:mod:`searchain.eval.rescore`)."""
+    answer) as recorded by the run, or as rescored (:mod:`searchain.eval.rescore`). With
+    ``naive_platt_runs`` (calibration runs), the naive confidence is also compared
+    Platt-scaled on their fit items (:mod:`searchain.eval.naive_platt`)."""
     from searchain.eval.analyses import efficiency, ir_effects
     from searchain.eval.selective_report import section as selective_answering
     from searchain.types import Trace
@@ -185,7 +187,7 @@ def analyses(runs: Sequence[RunLike]) -> str:
                 f"correctly without it (misleading rate {100 * fx['misleading_rate']:.1f} %).",
                 "",
             ]
-    return "\n".join([*out, selective_answering(runs)])
+    return "\n".join([*out, selective_answering(runs, naive_platt_runs=naive_platt_runs)])
 
 
 def _searchain_nodes(name: str, traces: Iterable[Any]) -> list[str]:

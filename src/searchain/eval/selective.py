@@ -12,7 +12,15 @@ A method that may abstain answers only its most confident items. From per-item
 * **ECE**, the expected calibration error over equal-width bins of [0, 1] (each bin's
   |accuracy − mean confidence|, weighted by its share of the items), and the bins of a
   reliability diagram. ECE reads the confidence as a probability: for an uncalibrated score
-  it is only a description of the score.
+  it is only a description of the score. Its value depends on the bin count (:data:`BINS`),
+  so a report states it;
+* the **Brier score**, the mean of (confidence − correct)², beside the Brier score of always
+  predicting the share right (p·(1 − p), the bar a confidence must clear to say anything),
+  and the **log-loss**, −mean(correct·ln p + (1 − correct)·ln(1 − p)) with p clipped to
+  [:data:`LOG_LOSS_CLIP`, 1 − :data:`LOG_LOSS_CLIP`] (a confident 0 or 1 that is wrong would
+  be infinite). Both are proper scoring rules: unlike ECE, they need no bins and reward
+  ranking and calibration together. Like ECE they read the confidence as a probability
+  (NaN for a score outside [0, 1]).
 
 **Ties** are deterministic and order-free: items of equal confidence are answered together
 or not at all, so inside a block of ties the curve takes the expectation over the block's
@@ -35,7 +43,8 @@ import numpy as np
 from searchain.eval.bootstrap import percentile_interval, resample_indices
 
 COVERAGES = (0.5, 0.8, 1.0)  # the coverages selective accuracy is reported at
-BINS = 10
+BINS = 10  # ECE's and the reliability diagram's equal-width bins
+LOG_LOSS_CLIP = 1e-6  # log-loss reads p in [1e-6, 1 − 1e-6] (as choose_l2's cross-validation)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +61,12 @@ class Estimate:
     def signed(self) -> str:
         """As a difference: with its sign, in points of %."""
         return f"{100 * self.value:+.1f} [{100 * self.lo:+.1f}, {100 * self.hi:+.1f}]"
+
+    def decimal(self, sign: str = "") -> str:
+        """On its own scale, three decimals (a Brier score, a log-loss); ``sign="+"`` for a
+        difference."""
+        f = f"{sign}.3f"
+        return f"{self.value:{f}} [{self.lo:{f}}, {self.hi:{f}}]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +183,37 @@ def ece(confidence: Iterable[float], correct: Iterable[float], bins: int = BINS)
     return _ece(*_arrays(confidence, correct), bins)
 
 
+def _probability_scores(conf: np.ndarray, right: np.ndarray) -> tuple[float, float]:
+    """Brier score and log-loss (NaN, NaN for a confidence outside [0, 1])."""
+    if conf.min() < 0 or conf.max() > 1:
+        return math.nan, math.nan
+    p = np.clip(conf, LOG_LOSS_CLIP, 1 - LOG_LOSS_CLIP)
+    loss = -(right * np.log(p) + (1 - right) * np.log(1 - p))
+    return float(np.mean((conf - right) ** 2)), float(loss.mean())
+
+
+def brier(confidence: Iterable[float], correct: Iterable[float]) -> float:
+    """The Brier score, mean (confidence − correct)² (lower is better); NaN when a
+    confidence lies outside [0, 1]."""
+    return _probability_scores(*_arrays(confidence, correct))[0]
+
+
+def base_rate_brier(correct: Iterable[float]) -> float:
+    """The Brier score of always predicting the share right, p·(1 − p): what a confidence
+    that knows nothing of the items scores."""
+    right = np.asarray(list(correct), dtype=float)
+    share = float(right.mean())
+    return share * (1 - share)
+
+
+def log_loss(confidence: Iterable[float], correct: Iterable[float]) -> float:
+    """The log-loss in nats, −mean(correct·ln p + (1 − correct)·ln(1 − p)), with each
+    confidence p clipped to [LOG_LOSS_CLIP, 1 − LOG_LOSS_CLIP] = [1e-6, 1 − 1e-6] so that a
+    wrong 0 or 1 costs ln(10⁶) ≈ 13.8, not infinity; NaN when a confidence lies outside
+    [0, 1]."""
+    return _probability_scores(*_arrays(confidence, correct))[1]
+
+
 def naive_probability(logprob_mean: Iterable[float]) -> np.ndarray:
     """exp(mean token log-probability of the answer): the naive confidence on the scale of
     [0, 1] (the geometric mean of the tokens' probabilities, an uncalibrated score). It ranks
@@ -177,14 +223,32 @@ def naive_probability(logprob_mean: Iterable[float]) -> np.ndarray:
 
 def statistic_names(coverages: Sequence[float] = COVERAGES) -> tuple[str, ...]:
     """The names :func:`statistics` gives its values, in order."""
-    return ("aurc", "ece", *(f"accuracy@{c:g}" for c in coverages))
+    return (
+        "aurc",
+        "ece",
+        "brier",
+        "brier_base_rate",
+        "log_loss",
+        *(f"accuracy@{c:g}" for c in coverages),
+    )
 
 
 def _statistics(conf: np.ndarray, right: np.ndarray, coverages: Sequence[float], bins: int):
     k = np.arange(1, conf.size + 1)
     errors = _cumulative_errors(conf, right)
     accuracy = [1.0 - errors[(j := _answered(c, conf.size)) - 1] / j for c in coverages]
-    return np.array([(errors / k).mean(), _ece(conf, right, bins), *accuracy])
+    share = right.mean()
+    probability = _probability_scores(conf, right)
+    return np.array(
+        [
+            (errors / k).mean(),
+            _ece(conf, right, bins),
+            probability[0],
+            share * (1 - share),
+            probability[1],
+            *accuracy,
+        ]
+    )
 
 
 def statistics(
@@ -193,7 +257,8 @@ def statistics(
     coverages: Sequence[float] = COVERAGES,
     bins: int = BINS,
 ) -> dict[str, float]:
-    """AURC, ECE and the selective accuracy at each coverage, by :func:`statistic_names`."""
+    """AURC, ECE (``bins`` bins), the Brier score, the base rate's Brier score, the log-loss
+    and the selective accuracy at each coverage, by :func:`statistic_names`."""
     values = _statistics(*_arrays(confidence, correct), coverages, bins)
     return dict(zip(statistic_names(coverages), map(float, values), strict=True))
 
@@ -208,7 +273,7 @@ def _samples(
 ) -> np.ndarray:
     """Shape ``(len(scores), n, statistics)``: every score's statistics on each of the same
     ``n`` item resamples (so differences between scores are paired)."""
-    out = np.empty((len(scores), n, len(coverages) + 2))
+    out = np.empty((len(scores), n, len(statistic_names(coverages))))
     row = 0
     for chunk in resample_indices(right.size, n, seed):
         for idx in chunk:

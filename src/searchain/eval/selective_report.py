@@ -1,8 +1,11 @@
 """The report's "Selective answering" section: for every method of a run whose traces carry a
-confidence (``trace["confidence"]``), its risk–coverage AURC, ECE and selective cover-EM
-against the naive confidence (the answer's mean token log-probability) on the same items,
-with bootstrap intervals and the paired interval of the AURC difference; and the two plots
-(``risk_coverage.png``, ``reliability.png``). The statistics are :mod:`searchain.eval.selective`'s.
+confidence (``trace["confidence"]``), its risk–coverage AURC, ECE (bins stated), Brier score
+(beside the base rate's), log-loss and selective cover-EM against the naive confidence (the
+answer's mean token log-probability) on the same items, with bootstrap intervals and the
+paired intervals of the differences; optionally against the Platt-scaled naive baseline too
+(:mod:`searchain.eval.naive_platt`, fit on calibration runs the caller names); and the two
+plots (``risk_coverage.png``, ``reliability.png``). The statistics are
+:mod:`searchain.eval.selective`'s.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from searchain.eval import naive_platt
 from searchain.eval import selective as sel
 from searchain.eval.run_records import RunRecords
 
@@ -106,47 +110,76 @@ def _describe(m: MethodConfidence) -> tuple[str, bool]:
 
 _ROWS = (
     ("aurc", "AURC (lower is better)"),
-    ("ece", "ECE, 10 bins"),
+    ("ece", f"ECE ({sel.BINS} bins)"),
+    ("brier", "Brier score (lower is better)"),
+    ("brier_base_rate", "Brier of always predicting the share right"),
+    (
+        "log_loss",
+        f"log-loss (nats, p clipped to [{sel.LOG_LOSS_CLIP:g}, 1 − {sel.LOG_LOSS_CLIP:g}])",
+    ),
     ("accuracy@0.5", "cover-EM at 50 % coverage"),
     ("accuracy@0.8", "cover-EM at 80 % coverage"),
     ("accuracy@1", "cover-EM at 100 % coverage"),
 )
 _UNCAL = " (uncalibrated score)"
-_PAIRED = ("aurc", "accuracy@0.5", "accuracy@0.8")  # differences worth a paired interval
+_AS_PROBABILITY = ("ece", "brier", "log_loss")  # read the confidence as a probability
+_DECIMAL = ("brier", "brier_base_rate", "log_loss")  # on their own scale, not in %
+# Differences worth a paired interval (at 100 % coverage, and for the base rate, both
+# confidences answer the same items: no difference).
+_PAIRED = ("aurc", "ece", "brier", "log_loss", "accuracy@0.5", "accuracy@0.8")
 
 
-def _cell(e: sel.Estimate, note: str = "") -> str:
-    return "–" if math.isnan(e.value) else f"{e}{note}"
+def _cell(e: sel.Estimate, key: str, probability: bool = True) -> str:
+    if math.isnan(e.value):
+        return "–"
+    note = _UNCAL if key in _AS_PROBABILITY and not probability else ""
+    return (e.decimal() if key in _DECIMAL else str(e)) + note
 
 
-def _table(m: MethodConfidence, probability: bool, seed: int, n: int) -> list[str]:
+def _diff(e: sel.Estimate, key: str) -> str:
+    if key not in _PAIRED or math.isnan(e.value):
+        return "–"
+    return e.decimal("+") if key in _DECIMAL else e.signed()
+
+
+def _table(
+    m: MethodConfidence, probability: bool, seed: int, n: int, platt: dict[str, Any] | None
+) -> list[str]:
     conf, right = np.asarray(m.confidence), np.asarray(m.correct)
     has = m.with_naive
-    ece_note = "" if probability else _UNCAL
     if not has.any():
         est = sel.bootstrap(conf, right, seed=seed, n=n)
         out = ["| metric | confidence |", "|---|---|"]
-        out += [f"| {label} | {_cell(est[k], ece_note * (k == 'ece'))} |" for k, label in _ROWS]
+        out += [f"| {label} | {_cell(est[k], k, probability)} |" for k, label in _ROWS]
         return [*out, "", "No item has a naive value (the backend gave no log-probabilities)."]
     naive = sel.naive_probability(np.asarray(m.naive)[has])
+    # The same seed gives every comparison the same resamples: all columns are paired.
     cmp = sel.compare(conf[has], naive, right[has], seed=seed, n=n)
+    scaled = None
+    if platt is not None:
+        mapped = naive_platt.platt_probability(platt, np.asarray(m.naive)[has])
+        scaled = sel.compare(conf[has], mapped, right[has], seed=seed, n=n)
     whole = sel.bootstrap(conf, right, seed=seed, n=n) if not has.all() else None
-    head = "| metric | confidence | naive: mean token log-prob | Δ confidence − naive (paired) |"
-    out = [head + (f" confidence, all {m.items} items |" if whole else ""), "|---|---|---|---|"]
-    out[-1] += "---|" if whole else ""
+    head = ["confidence", "naive: mean token log-prob", "Δ confidence − naive (paired)"]
+    head += ["naive, Platt-scaled", "Δ confidence − Platt (paired)"] if scaled else []
+    head += [f"confidence, all {m.items} items"] if whole else []
+    out = [f"| metric | {' | '.join(head)} |", "|---|" + "---|" * len(head)]
     for k, label in _ROWS:
-        note = ece_note if k == "ece" else ""
-        diff = cmp.difference[k].signed() if k in _PAIRED else "–"
-        row = f"| {label} | {_cell(cmp.a[k], note)} | {_cell(cmp.b[k], _UNCAL * (k == 'ece'))} "
-        row += f"| {diff} |" + (f" {_cell(whole[k], note)} |" if whole else "")
-        out.append(row)
+        cells = [_cell(cmp.a[k], k, probability), _cell(cmp.b[k], k, False)]
+        cells.append(_diff(cmp.difference[k], k))
+        if scaled:
+            cells += [_cell(scaled.b[k], k), _diff(scaled.difference[k], k)]
+        cells += [_cell(whole[k], k, probability)] if whole else []
+        out.append(f"| {label} | {' | '.join(cells)} |")
     return out
 
 
-def _method_block(m: MethodConfidence, seed: int, n: int) -> list[str]:
+def _method_block(
+    m: MethodConfidence, seed: int, n: int, platt: dict[str, Any] | str | None
+) -> list[str]:
     what, probability = _describe(m)
     has = int(m.with_naive.sum())
-    same = f"the first three columns are on those {has}, the last on all {m.items}"
+    same = f"the last column is on all {m.items} items, the others on those {has}"
     same = same if 0 < has < m.items else ""
     head = (
         f"**{m.method}**: confidence = {what}. {m.items} of its {m.records} items have a "
@@ -155,23 +188,56 @@ def _method_block(m: MethodConfidence, seed: int, n: int) -> list[str]:
         + (f"; {m.abstained} abstained" if m.abstained else "")
         + "."
     )
-    return [head, "", *_table(m, probability, seed, n), ""]
+    if isinstance(platt, str):  # why no Platt-scaled baseline could be fit
+        head += f" No Platt-scaled naive baseline: {platt}."
+    elif platt is not None and has:
+        head += f" Platt-scaled naive baseline: {naive_platt.describe(platt)}."
+    fitted = platt if isinstance(platt, dict) else None
+    return [head, "", *_table(m, probability, seed, n, fitted), ""]
 
 
 _HOW_TO_READ = (
-    "Values in %, 95 % bootstrap CIs over items; Δ on the same resamples (paired). Items are "
+    "Values in %, except the Brier scores and log-loss (on their own 0–1 and nats scales), "
+    "with 95 % bootstrap CIs over items; Δ on the same resamples (paired). Items are "
     "answered most confident first: AURC is the mean error rate among the answered over "
     "coverages 1/n … 1 (lower is better); cover-EM at c % is the accuracy on the c % most "
-    "confident. ECE compares a bin's accuracy with its mean confidence; the naive column reads "
-    "exp(mean token log-prob) as one, an uncalibrated score. Curves: risk_coverage.png, "
-    "reliability.png with --out."
+    f"confident. ECE compares a bin's accuracy with its mean confidence over {sel.BINS} "
+    "equal-width bins (its value moves with the bin count); Brier and log-loss score each "
+    "item's confidence against its outcome, and a Brier score at or above the base rate's "
+    "says nothing the share right does not. The naive column reads exp(mean token log-prob) "
+    "as a probability, an uncalibrated score; its Platt-scaled column (with --naive-platt) "
+    "maps it by a logistic fit on calibration items, ranking as the naive one does. Curves: "
+    "risk_coverage.png, reliability.png with --out."
 )
 
 
-def section(runs: Sequence[RunRecords], seed: int = 0, n: int = 1000) -> str:
+def platt_baselines(
+    found: Sequence[MethodConfidence], runs: Sequence[RunRecords], calibration: Sequence[Path]
+) -> dict[str, dict[str, Any] | str]:
+    """Per method with naive values, its Platt map fit on the ``calibration`` runs (never on
+    an item of the reported ``runs``), or why none could be fit."""
+    reported = {str(r.get("id")) for run in runs for r in run.records}
+    out: dict[str, dict[str, Any] | str] = {}
+    for method in sorted({m.method for m in found if m.with_naive.any()}):
+        try:
+            out[method] = naive_platt.fit_naive_platt(calibration, method, reported)
+        except ValueError as e:
+            out[method] = str(e)
+    return out
+
+
+def section(
+    runs: Sequence[RunRecords],
+    seed: int = 0,
+    n: int = 1000,
+    naive_platt_runs: Sequence[Path] = (),
+) -> str:
     """The Markdown of the selective-answering section ("" for no runs); a run where no
-    method recorded a confidence gets one line and no table."""
+    method recorded a confidence gets one line and no table. With ``naive_platt_runs``
+    (calibration runs whose traces carry naive values), each method's naive confidence is
+    also compared Platt-scaled."""
     found, without = collect(runs)
+    platt = platt_baselines(found, runs, naive_platt_runs) if naive_platt_runs else {}
     out: list[str] = []
     for run in runs:
         methods = [m for m in found if m.run == run.name]
@@ -182,7 +248,7 @@ def section(runs: Sequence[RunRecords], seed: int = 0, n: int = 1000) -> str:
             continue
         out += [f"### {run.name}: selective answering (risk–coverage, calibration)", ""]
         for m in methods:
-            out += _method_block(m, seed, n)
+            out += _method_block(m, seed, n, platt.get(m.method))
         if without[run.name]:
             names = ", ".join(without[run.name])
             out += [f"No confidence recorded by {names}: no selective table.", ""]
@@ -242,7 +308,7 @@ def _reliability_scores(m: MethodConfidence) -> dict[str, tuple[np.ndarray, np.n
 
 
 def _reliability_png(found: list[MethodConfidence], path: Path) -> Path:
-    plt, fig, axes = _grid(len(found), "Reliability (10 equal-width bins)")
+    plt, fig, axes = _grid(len(found), f"Reliability ({sel.BINS} equal-width bins)")
     for ax, m in zip(axes, found, strict=False):
         ax.plot([0, 1], [0, 1], color="0.6", linestyle=":", label="perfect calibration")
         for label, (values, right) in _reliability_scores(m).items():

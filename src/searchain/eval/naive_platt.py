@@ -1,0 +1,119 @@
+"""The Platt-scaled naive baseline: the naive confidence mapped to a probability on
+calibration items.
+
+The naive confidence is the answer's mean token log-probability as the model's reply to the
+question alone (``trace.confidence.naive``, written by ``bench/confidence.py`` or by the
+``likelihood`` check). Read as exp(log-probability) it is no probability, so its ECE, Brier
+score and log-loss partly measure its scale, not what it knows. Platt scaling gives the
+baseline the same chance SearChain's confidence gets: a 1-D logistic regression of "the
+answer is right" (cover-EM) on the log-probability, fit by the calibrator's own code
+(``scoring/calibration.fit_logistic``, its penalty chosen by ``choose_l2``) on the *fit* items
+of calibration runs only (``scoring/certification.split_of``, the split ``searchain
+calibrate`` uses), never on the items a report is made on. It is a monotone map of the
+naive score (increasing when higher log-probabilities are right more often), so its ranking
+— the risk–coverage curve and AURC — is the naive one; what it changes is the calibration
+statistics (ECE, Brier, log-loss).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from searchain.eval.rescore import run_model
+from searchain.eval.runner import read_results
+from searchain.scoring.calibration import choose_l2, fit_logistic
+from searchain.scoring.certification import SPLIT_RULE, split_of
+from searchain.scoring.confidence import apply_calibrator
+
+FEATURE = "naive_logprob"  # the one signal: the answer's mean token log-probability
+MIN_FIT_ITEMS = 10
+
+
+def _naive_and_right(record: dict) -> tuple[float, bool] | None:
+    """A finished record's naive log-probability and cover-EM, when it has both."""
+    if record.get("status") != "ok":
+        return None
+    conf = (record.get("trace") or {}).get("confidence")
+    naive = conf.get("naive") if isinstance(conf, dict) else None
+    cover = (record.get("metrics") or {}).get("cover_em")
+    numbers = [v for v in (naive, cover) if isinstance(v, int | float) and not isinstance(v, bool)]
+    if len(numbers) < 2 or not all(math.isfinite(v) for v in numbers):
+        return None
+    return float(naive), cover >= 1.0  # type: ignore[arg-type,operator]
+
+
+def naive_items(
+    run_dirs: Sequence[str | Path], method: str, exclude: Iterable[str] = ()
+) -> tuple[list[str], list[float], list[bool]]:
+    """The ids, naive log-probabilities and cover-EM (right or not) of ``method``'s finished
+    answers in the runs that carry a naive value; an item twice is taken once, and the items
+    of ``exclude`` (those a report is made on) never."""
+    ids: list[str] = []
+    logprobs: list[float] = []
+    right: list[bool] = []
+    seen = set(exclude)
+    for run in run_dirs:
+        for r in read_results(Path(run)):
+            if r.get("method") != method or r.get("id") in seen:
+                continue
+            if found := _naive_and_right(r):
+                seen.add(r["id"])
+                ids.append(str(r["id"]))
+                logprobs.append(found[0])
+                right.append(found[1])
+    return ids, logprobs, right
+
+
+def fit_naive_platt(
+    run_dirs: Sequence[str | Path], method: str, exclude: Iterable[str] = ()
+) -> dict[str, Any]:
+    """The Platt map of ``method``'s naive confidence, fit on the *fit* items of the
+    calibration runs (no item of ``exclude``), with where it was fit; a ``ValueError`` when
+    those items cannot fit one (too few, or all right or all wrong) or the runs' models
+    differ (a log-probability is on its model's scale)."""
+    ids, logprobs, right = naive_items(run_dirs, method, exclude)
+    fit = [i for i, item in enumerate(ids) if split_of(item) == "fit"]
+    y = [right[i] for i in fit]
+    runs = ", ".join(map(str, run_dirs))
+    if len(fit) < MIN_FIT_ITEMS or all(y) or not any(y):
+        raise ValueError(
+            f"{method}: {len(fit)} fit items with a naive value in {runs} ({sum(y)} right): "
+            f"a Platt map needs at least {MIN_FIT_ITEMS}, right and wrong ones among them"
+        )
+    models = sorted({run_model(run) or "unknown" for run in run_dirs})
+    if len(models) > 1:
+        raise ValueError(f"{method}: the calibration runs mix models ({', '.join(models)})")
+    rows = [{FEATURE: logprobs[i]} for i in fit]
+    l2, _ = choose_l2(rows, y, (FEATURE,))
+    calibrator = fit_logistic(rows, y, (FEATURE,), l2=l2)
+    calibrator.update(
+        name=f"naive-platt--{method}",
+        method=method,
+        model=models[0],
+        fit_on={
+            "runs": [str(r) for r in run_dirs],
+            "items": len(fit),
+            "right": int(sum(y)),
+            "split": f"{SPLIT_RULE}: fit items only",
+        },
+    )
+    return calibrator
+
+
+def platt_probability(calibrator: dict[str, Any], logprob_mean: Iterable[float]) -> np.ndarray:
+    """The Platt map's probability of each naive log-probability."""
+    return np.array([apply_calibrator(calibrator, {FEATURE: float(v)}) for v in logprob_mean])
+
+
+def describe(calibrator: dict[str, Any]) -> str:
+    """Where the map was fit, in a few words (for a report)."""
+    fit = calibrator["fit_on"]
+    return (
+        f"naive log-prob mapped by a 1-D logistic fit (Platt scaling) on {fit['items']} fit "
+        f"items ({fit['right']} right) of {', '.join(fit['runs'])}"
+    )
