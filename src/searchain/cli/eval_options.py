@@ -1,4 +1,4 @@
-"""The options of ``searchain eval`` that no other command has, declared once each."""
+"""The options of ``searchain eval`` and ``report`` that no other command has, one each."""
 
 from __future__ import annotations
 
@@ -48,5 +48,17 @@ RetryFailedOpt = Annotated[
         "--retry-failed",
         help="Also answer again the items whose last attempt failed (after a server "
         "outage, say). Every attempt stays in results.jsonl; reports use the last.",
+    ),
+]
+# ``searchain report``'s: where the Platt-scaled naive baseline is fit.
+NaivePlattOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--naive-platt",
+        help="A calibration run whose traces carry naive values (repeatable): the naive "
+        "confidence is also compared Platt-scaled, fit on its fit items (never on a "
+        "reported item).",
+        exists=True,
+        file_okay=False,
     ),
 ]

@@ -32,6 +32,7 @@ from searchain.cli.eval_options import (
     ExecutorOpt,
     LimitOpt,
     MethodsOpt,
+    NaivePlattOpt,
     OutOpt,
     QuestionDocsOpt,
     RayAddressOpt,
@@ -188,17 +189,7 @@ def report(
             "run: all methods on the same questions).",
         ),
     ] = False,
-    naive_platt: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--naive-platt",
-            help="A calibration run whose traces carry naive values (repeatable): the naive "
-            "confidence is also compared Platt-scaled, fit on its fit items (never on a "
-            "reported item).",
-            exists=True,
-            file_okay=False,
-        ),
-    ] = None,
+    naive_platt: NaivePlattOpt = None,
     rescore: Annotated[
         bool,
         typer.Option(
