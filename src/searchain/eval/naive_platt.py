@@ -115,5 +115,5 @@ def describe(calibrator: dict[str, Any]) -> str:
     fit = calibrator["fit_on"]
     return (
         f"naive log-prob mapped by a 1-D logistic fit (Platt scaling) on {fit['items']} fit "
-        f"items ({fit['right']} right) of {', '.join(fit['runs'])}"
+        f"items ({fit['right']} right) of {', '.join(fit['runs'])}, model {calibrator['model']}"
     )
