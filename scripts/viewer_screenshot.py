@@ -1,7 +1,9 @@
 """Capture docs/viewer.png: the viewer answering a real HotpotQA question with SearChain (the
-embedded model, the demo index), driven in headless Debian chromium by Playwright.
+default embedded model, the demo index), driven in headless Debian chromium by Playwright.
+The committed picture is line 3, the README's demo question, which the default model answers
+right:
 
-    .venv/bin/python scripts/viewer_screenshot.py [--line 1] [--out docs/viewer.png]
+    .venv/bin/python scripts/viewer_screenshot.py --line 3 [--model NAME] [--out docs/viewer.png]
 """
 
 from __future__ import annotations
@@ -17,7 +19,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from serverkit import make_engine, serving  # noqa: E402
+from searchain.llm import make_llm  # noqa: E402
+from searchain.llm.models import answer_model  # noqa: E402
+from searchain.retrieval import default_index  # noqa: E402
+from searchain.server.engine import Engine  # noqa: E402
+from serverkit import serving  # noqa: E402
 from test_viewer import ARGS, CHROMIUM  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "hotpotqa" / "dev_subsampled.jsonl"
@@ -28,11 +34,13 @@ def main() -> None:
     ap.add_argument("--line", type=int, default=1, help="Question number in the HotpotQA file.")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "viewer.png")
     ap.add_argument("--width", type=int, default=1200)
+    ap.add_argument("--model", default=answer_model(None), help="Offline model (the default's).")
     args = ap.parse_args()
     with DATA.open() as f:
         question = [json.loads(line) for _, line in zip(range(args.line), f, strict=False)][-1]
     with tempfile.TemporaryDirectory() as tmp:
-        engine = make_engine(Path(tmp) / "calls.sqlite")
+        llm = make_llm("local", model=args.model, cache=Path(tmp) / "calls.sqlite")
+        engine = Engine(llm, default_index(), max_concurrent=1)
         with serving(engine, runs_dir=None) as url, sync_playwright() as p:
             ctx = p.chromium.launch_persistent_context(
                 str(Path(tmp) / "profile"), executable_path=str(CHROMIUM), headless=True,
@@ -54,7 +62,7 @@ def main() -> None:
             page.screenshot(path=str(args.out), full_page=True)
             ctx.close()
     gold = question["answers_objects"][0]["spans"]
-    print(f"wrote {args.out} for: {question['question_text']} (gold: {gold})")
+    print(f"wrote {args.out} with {args.model} for: {question['question_text']} (gold: {gold})")
 
 
 if __name__ == "__main__":
