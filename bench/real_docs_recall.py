@@ -84,6 +84,7 @@ def setup() -> Path:
             debs.mkdir(parents=True, exist_ok=True)
             subprocess.run(["apt-get", "download", package], cwd=debs, check=True)
             deb = max(debs.glob(f"{package}_*.deb"), key=lambda p: p.stat().st_mtime)
+            (root / package).mkdir(parents=True, exist_ok=True)  # dpkg -x makes no parents
             subprocess.run(["dpkg", "-x", str(deb), str(root / package)], check=True)
             (root / package / ".extracted").touch()
         out = corpus / package
