@@ -1,12 +1,15 @@
 """Shared pieces of the service's tests: the real engine (embedded model + demo BM25 index),
-a small evaluation run made by the real `searchain eval`, and a started server."""
+a small evaluation run made by the real `searchain eval`, a started server, and a question
+asked over MCP with the official SDK."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -49,3 +52,25 @@ def make_run(runs_dir: Path, name: str = "hp", limit: int = 3) -> Path:
 def serving(engine: Engine, **settings: object) -> Iterator[str]:
     with running(create_app(engine, Settings(**settings))) as url:  # type: ignore[arg-type]
         yield url
+
+
+def mcp_ask(url: str, arguments: dict[str, Any]) -> Any:
+    """The MCP ``ask`` tool's result for ``arguments``, called by the official client (the
+    ``mcp`` SDK) over streamable HTTP at ``url``/mcp."""
+    try:  # the client the mcp SDK itself uses (httpx2, else httpx)
+        import httpx2 as httpx
+    except ImportError:  # pragma: no cover
+        import httpx  # type: ignore[no-redef]
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def main() -> Any:
+        async with (
+            httpx.AsyncClient(timeout=300) as http,
+            streamable_http_client(f"{url}/mcp", http_client=http) as (r, w),
+            ClientSession(r, w) as session,
+        ):
+            await session.initialize()
+            return await session.call_tool("ask", arguments)
+
+    return asyncio.run(main())

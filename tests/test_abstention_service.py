@@ -5,15 +5,12 @@ demo index, driven by the official OpenAI and MCP clients."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
 from searchain.cli import app as cli_app
@@ -21,6 +18,7 @@ from searchain.llm import make_llm
 from searchain.net.serving import running
 from searchain.retrieval.demo import default_index
 from searchain.server import Engine, Settings, create_app
+from serverkit import mcp_ask
 
 try:
     import httpx2 as httpx
@@ -87,17 +85,7 @@ def test_the_chat_face_says_the_answer_is_withheld_before_the_guess(url: str) ->
 
 
 def test_the_mcp_answer_says_it_is_withheld(url: str) -> None:
-    async def main() -> Any:
-        async with (
-            httpx.AsyncClient(timeout=300) as http,
-            streamable_http_client(f"{url}/mcp", http_client=http) as (r, w),
-            ClientSession(r, w) as session,
-        ):
-            await session.initialize()
-            args = {"question": QUESTION, "method": "retrieve-read"}
-            return await session.call_tool("ask", args)
-
-    result = asyncio.run(main())
+    result = mcp_ask(url, {"question": QUESTION, "method": "retrieve-read"})
     assert not result.is_error, result
     out = result.structured_content
     assert out["answer"].startswith("Not answered:") and out["confidence"]["abstained"]

@@ -4,7 +4,6 @@ MCP ask tool, an evaluation's manifest, the Python API — with no other change 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import urllib.error
 import urllib.request
@@ -21,6 +20,7 @@ from searchain.cli import build_app  # imported before the toy is registered
 from searchain.methods.catalog import MethodRecord, register, unregister
 from searchain.methods.settings import check_settings, setting
 from searchain.types import Node, Trace
+from serverkit import mcp_ask
 
 
 @dataclass
@@ -96,21 +96,6 @@ def _post(url: str, body: dict[str, Any]) -> tuple[int, Any]:
         return e.code, json.loads(e.read())
 
 
-def _mcp_ask(url: str, arguments: dict[str, Any]) -> Any:
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
-
-    async def main() -> Any:
-        async with (
-            streamable_http_client(f"{url}/mcp") as (r, w),
-            ClientSession(r, w) as session,
-        ):
-            await session.initialize()
-            return await session.call_tool("ask", arguments)
-
-    return asyncio.run(main())
-
-
 def test_the_http_service_allows_its_setting_per_request(toy: MethodRecord) -> None:
     from searchain.llm import make_llm
     from searchain.net.serving import running
@@ -125,7 +110,7 @@ def test_the_http_service_allows_its_setting_per_request(toy: MethodRecord) -> N
         status, got = _post(f"{url}/v1/chat/completions", {**chat, "options": {"level": 4}})
         assert status == 200, got
         assert got["choices"][0]["message"]["content"].startswith("level 4")
-        answered = _mcp_ask(url, {"question": "Why?", "method": "toy", "options": {"level": 5}})
+        answered = mcp_ask(url, {"question": "Why?", "method": "toy", "options": {"level": 5}})
         assert not answered.is_error, answered.content
         assert (answered.structured_content or {})["answer"].startswith("level 5")
         body = {"question": "Why?", "method": "toy", "options": {"level": 3}}

@@ -8,7 +8,6 @@ answer of the embedded test model gives it)."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
 from collections.abc import Iterator
@@ -17,8 +16,6 @@ from typing import Any
 
 import openai
 import pytest
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
 from searchain.cli import app
@@ -28,6 +25,7 @@ from searchain.retrieval.demo import default_index
 from searchain.scoring import confidence as conf_mod
 from searchain.scoring.certification import certificate_of
 from searchain.server import Engine, Settings, create_app
+from serverkit import mcp_ask
 
 try:
     import httpx2 as httpx
@@ -193,16 +191,7 @@ def test_the_chat_and_mcp_faces_carry_threshold_terms_and_provenance(
     assert conf["threshold"] == expected and conf["calibrator"]["name"] == BASE
     assert "Threshold: " in (r.choices[0].message.content or "") and conf["terms"]
 
-    async def main() -> Any:
-        async with (
-            httpx.AsyncClient(timeout=300) as http,
-            streamable_http_client(f"{url}/mcp", http_client=http) as (rd, wr),
-            ClientSession(rd, wr) as session,
-        ):
-            await session.initialize()
-            return await session.call_tool("ask", {"question": QUESTION, "method": "retrieve-read"})
-
-    result = asyncio.run(main())
+    result = mcp_ask(url, {"question": QUESTION, "method": "retrieve-read"})
     assert not result.is_error, result
     conf = result.structured_content["confidence"]
     assert conf["threshold"] == expected and conf["calibrator"]["name"] == BASE
