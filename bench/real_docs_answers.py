@@ -60,17 +60,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without installing
 sys.path.insert(0, str(ROOT / "bench"))
 
-from real_docs_recall import CACHE, QUESTIONS, needs, norm, source_type  # noqa: E402
-from real_docs_recall import setup as fetch_corpus  # noqa: E402
+from real_docs_recall import CACHE, needs, norm, source_type  # noqa: E402
+from real_docs_recall import setup as fetch_documents  # noqa: E402
+from real_docs_sets import ARMS, PEER, SETS, QuestionSet  # noqa: E402
 
 from searchain.eval.bootstrap import bootstrap_ci  # noqa: E402
 from searchain.eval.compare import paired_difference  # noqa: E402
 from searchain.scoring.match import cover_em  # noqa: E402
 
-ARMS = ("retrieve-read", "searchain", "llamaindex")
-PEER = "llamaindex"
 RESULTS = ROOT / "results" / "real-docs"
-INDEX = CACHE / "real-docs" / "answers-bm25"
+DEFAULT_ARMS = ("retrieve-read", "searchain", PEER)
 PEER_VENV = CACHE / "llamaindex-venv"
 PEER_PACKAGES = (
     "llama-index-core",
@@ -95,10 +94,11 @@ CATEGORIES = (
 # -- questions and scoring ------------------------------------------------------------------
 
 
-def load_questions(limit: int | None = None) -> list[dict[str, Any]]:
-    """The questions; ``limit`` N: N of them spread evenly over the file (which is ordered by
-    document), so a short run still asks about every document."""
-    rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
+def load_questions(qset: QuestionSet, limit: int | None = None) -> list[dict[str, Any]]:
+    """The set's questions; ``limit`` N: N of them spread evenly over the file (which is
+    ordered by document), so a short run still asks about every document."""
+    lines = qset.questions.read_text().splitlines()
+    rows = [json.loads(line) for line in lines if line.strip()]
     if not limit or limit >= len(rows):
         return rows
     return [rows[i * len(rows) // limit] for i in range(limit)]
@@ -186,19 +186,28 @@ def trace_record(q: dict[str, Any], trace: Any) -> dict[str, Any]:
         "cited": [{"file": c["file"], "page": c["page"]} for c in cited],
         "retrieved": [{"file": r["file"], "page": r["page"]} for r in retrieved],
         "llm_calls": trace.usage.llm_calls,
+        "cached_calls": trace.usage.cached_calls,
         "prompt_tokens": trace.usage.prompt_tokens,
         "completion_tokens": trace.usage.completion_tokens,
         "errors": list(trace.errors),
     }
 
 
-def run_searchain(arm: str, model: str, todo: list[dict], out: Path, threads: int) -> dict:
-    """Answer ``todo`` with searchain's method ``arm``; returns its settings."""
+def run_searchain(
+    arm: str, model: str, todo: list[dict], out: Path, threads: int, index: Path, cache: Any
+) -> dict:
+    """Answer ``todo`` with the arm's searchain method and settings; returns its settings.
+    ``cache``: False (every call computed: honest seconds) or a call cache file, which arms
+    sharing a chain share (a record's ``cached_calls`` says how many of its calls it served;
+    its seconds are honest only when that is 0)."""
     import dataclasses
 
     from searchain.methods.assembly import Spec, assemble
 
-    spec = Spec(method=arm, model=model, index=str(INDEX), threads=threads, cache=False)
+    method, options = ARMS[arm]
+    spec = Spec(
+        method=method, model=model, index=str(index), options=options, threads=threads, cache=cache
+    )
     runner = assemble(spec)
     settings = {"spec": spec.to_dict(), "method": dataclasses.asdict(runner.method.config)}
     for q in todo:
@@ -410,9 +419,10 @@ def cmd_setup(args: argparse.Namespace) -> None:
     from searchain.api import index_folder_report
     from searchain.llm.models import model_path
 
-    corpus = fetch_corpus()
-    _, report = index_folder_report(corpus, INDEX)
-    print(f"index: {INDEX} ({report.passages:,} passages; read {len(report.read)} files)")
+    qset = SETS[args.set]
+    corpus = fetch_documents(qset.sources, qset.corpus_name)
+    _, report = index_folder_report(corpus, qset.index)
+    print(f"index: {qset.index} ({report.passages:,} passages; read {len(report.read)} files)")
     print(f"model: {model_path(args.model)}")
     if not peer_python().exists():
         subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
@@ -438,12 +448,14 @@ def cmd_run(args: argparse.Namespace) -> None:
     # A plain kill ends the run through its ``finally`` blocks: the model server goes too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.environ["SEARCHAIN_THREADS"] = str(args.threads)
-    questions = load_questions(args.limit)
-    folder = args.out / args.model
+    qset = SETS[args.set]
+    questions = load_questions(qset, args.limit)
+    folder = qset.records(args.out, args.model)
     folder.mkdir(parents=True, exist_ok=True)
-    corpus = fetch_corpus()
-    if not (INDEX / "documents.json").exists() and any(a != PEER for a in args.arms):
-        raise SystemExit(f"no index at {INDEX}: run `{Path(__file__).name} setup`")
+    corpus = fetch_documents(qset.sources, qset.corpus_name)
+    if not (qset.index / "documents.json").exists() and any(a != PEER for a in args.arms):
+        raise SystemExit(f"no index at {qset.index}: run `{Path(__file__).name} setup`")
+    cache = args.cache or False
     for arm in args.arms:
         out = folder / f"{arm}.jsonl"
         done = load_records(out)
@@ -460,8 +472,8 @@ def cmd_run(args: argparse.Namespace) -> None:
             header = run_peer(args.model, todo, out, args.threads, corpus)
             config |= {"corpus": str(corpus), "server_n_ctx": SERVER_CTX, "peer": header}
         else:
-            config |= {"index": str(INDEX)}
-            config |= run_searchain(arm, args.model, todo, out, args.threads)
+            config |= {"index": str(qset.index), "cache": str(cache)}
+            config |= run_searchain(arm, args.model, todo, out, args.threads, qset.index, cache)
         write_manifest(folder, {arm: config | {"searchain_commit": git_commit()}})
 
 
@@ -474,7 +486,7 @@ def category(r: dict[str, Any]) -> str:
         return "failed"
     if r["cover_em"]:
         return CATEGORIES[0] if r["cite_file"] else CATEGORIES[1]
-    if r["arm"] == "searchain" and not r.get("nodes"):
+    if r["arm"].startswith("searchain") and not r.get("nodes"):
         return "plan not parsed"
     if r.get("node_had_answer"):
         return "a node had the answer, the final answer lost it"
@@ -500,19 +512,32 @@ def mean_of(rows: list[dict], key: str) -> str:
     return f"{statistics.mean(known):,.0f}" if known else "–"
 
 
-def seconds_ratio(rows: dict[str, dict], peer: dict[str, dict]) -> str:
-    """Median seconds per question over the median of LlamaIndex's, on the items both have."""
-    shared = sorted(set(rows) & set(peer))
+def timed(rows: dict[str, dict]) -> dict[str, float]:
+    """Seconds of the items answered with no cached call (whose seconds are honest)."""
+    return {i: r["seconds"] for i, r in rows.items() if not r.get("cached_calls")}
+
+
+def median_seconds(rows: dict[str, dict]) -> str:
+    seconds = timed(rows)
+    return f"{statistics.median(seconds.values()):.1f} ({len(seconds)})" if seconds else "–"
+
+
+def seconds_ratio(rows: dict[str, dict], other: dict[str, dict]) -> str:
+    """Median seconds per question over the median of ``other``'s, on the items both timed."""
+    mine, theirs = timed(rows), timed(other)
+    shared = sorted(set(mine) & set(theirs))
     if not shared:
         return "–"
-    mine = statistics.median(rows[i]["seconds"] for i in shared)
-    theirs = statistics.median(peer[i]["seconds"] for i in shared)
-    return f"{mine / theirs:.2f}x" if theirs else "–"
+    ratio = statistics.median(mine[i] for i in shared) / statistics.median(
+        theirs[i] for i in shared
+    )
+    return f"{ratio:.2f}x ({len(shared)})"
 
 
-def summary_rows(records: dict[str, dict[str, dict]]) -> list[str]:
+def summary_rows(records: dict[str, dict[str, dict]], against: str) -> list[str]:
     head = "| arm | items | cover-EM % (95 % CI) | cites the right file % | right page, PDF % "
-    head += "| s/question (median) | s vs LlamaIndex | prompt tokens | completion tokens "
+    head += f"| s/question (median, items timed) | s vs {against} | prompt tokens "
+    head += "| completion tokens "
     head += "| LLM calls | failed |"
     lines = [head, "|---|" + "---:|" * 10]
     for arm, rows in records.items():
@@ -524,8 +549,8 @@ def summary_rows(records: dict[str, dict[str, dict]]) -> list[str]:
             pct([value(r, "cover_em") for r in rs]),
             pct([value(r, "cite_file") for r in rs]),
             pct([value(r, "cite_page") for r in pdf]),
-            f"{statistics.median(r['seconds'] for r in rs):.1f}",
-            seconds_ratio(rows, records.get(PEER, {})),
+            median_seconds(rows),
+            seconds_ratio(rows, records.get(against, {})),
             mean_of(rs, "prompt_tokens"),
             mean_of(rs, "completion_tokens"),
             mean_of(rs, "llm_calls"),
@@ -535,14 +560,14 @@ def summary_rows(records: dict[str, dict[str, dict]]) -> list[str]:
     return lines
 
 
-def paired_rows(records: dict[str, dict[str, dict]]) -> list[str]:
-    lines = ["| arm − LlamaIndex | items | cover-EM Δ (95 % CI) | wins / losses | cites-file Δ |"]
+def paired_rows(records: dict[str, dict[str, dict]], against: str) -> list[str]:
+    lines = [f"| arm − {against} | items | cover-EM Δ (95 % CI) | wins / losses | cites-file Δ |"]
     lines.append("|---|---:|---:|---:|---:|")
-    for arm in (a for a in records if a != PEER):
+    for arm in (a for a in records if a != against):
         cells = [arm]
         for key in ("cover_em", "cite_file"):
-            scores = {a: {i: value(r, key) for i, r in records[a].items()} for a in (arm, PEER)}
-            d = paired_difference(scores, arm, PEER, key)
+            scores = {a: {i: value(r, key) for i, r in records[a].items()} for a in (arm, against)}
+            d = paired_difference(scores, arm, against, key)
             if d is None:
                 cells += ["0", "–", "–"] if key == "cover_em" else ["–"]
             elif key == "cover_em":
@@ -590,12 +615,14 @@ def one_hop_rows(records: dict[str, dict[str, dict]]) -> list[str]:
     return ["", *lines] if lines else []
 
 
-def markdown(records: dict[str, dict[str, dict]], manifest: dict[str, Any], model: str) -> str:
+def markdown(
+    records: dict[str, dict[str, dict]], manifest: dict[str, Any], model: str, against: str
+) -> str:
     parts = [f"Answers over real documentation, {model}, one thread", ""]
-    parts += summary_rows(records)
-    if PEER in records and len(records) > 1:
+    parts += summary_rows(records, against)
+    if against in records and len(records) > 1:
         parts += ["", "Paired on the items both answered (* the 95 % interval excludes 0):", ""]
-        parts += paired_rows(records)
+        parts += paired_rows(records, against)
     parts += ["", *group_rows(records), "", "Where each item stands:", "", *taxonomy_rows(records)]
     parts += one_hop_rows(records)
     peer = (manifest.get(PEER) or {}).get("peer") or {}
@@ -606,8 +633,9 @@ def markdown(records: dict[str, dict[str, dict]], manifest: dict[str, Any], mode
 
 
 def cmd_table(args: argparse.Namespace) -> None:
-    folder = args.out / args.model
-    wanted = {q["id"] for q in load_questions(args.limit)}
+    qset = SETS[args.set]
+    folder = qset.records(args.out, args.model)
+    wanted = {q["id"] for q in load_questions(qset, args.limit)}
     records: dict[str, dict[str, dict]] = {}
     for arm in args.arms:
         rows = {i: r for i, r in load_records(folder / f"{arm}.jsonl").items() if i in wanted}
@@ -617,7 +645,8 @@ def cmd_table(args: argparse.Namespace) -> None:
         raise SystemExit(f"no records under {folder}")
     path = folder / "manifest.json"
     manifest = json.loads(path.read_text()) if path.exists() else {}
-    print(markdown(records, manifest, args.model))
+    against = args.against or (PEER if PEER in records else "retrieve-read")
+    print(markdown(records, manifest, args.model, against))
 
 
 def main() -> None:
@@ -626,15 +655,25 @@ def main() -> None:
     for name in ("setup", "run", "table"):
         p = sub.add_parser(name)
         p.add_argument("--model", default="qwen2.5-coder-1.5b", help="an offline model's name")
+        p.add_argument("--set", choices=sorted(SETS), default="reported",
+                       help="question set (tune: for choosing configurations only)")  # fmt: skip
         if name == "setup":
             p.add_argument("--upgrade", action="store_true", help="upgrade the peer's packages")
             continue
-        p.add_argument("--arms", default=",".join(ARMS), help="comma-separated: " + ", ".join(ARMS))
+        p.add_argument("--arms", default=",".join(DEFAULT_ARMS),
+                       help="comma-separated: " + ", ".join(ARMS))  # fmt: skip
         p.add_argument("--limit", type=int, help="N questions spread over the documents")
         p.add_argument("--out", type=Path, default=RESULTS, help="records go to OUT/<model>/")
         if name == "run":
             p.add_argument("--threads", type=int, default=1, help="llama.cpp threads, every arm")
             p.add_argument("--retry-failed", action="store_true", help="redo failed items")
+            p.add_argument("--cache", type=Path, default=None,
+                           help="a call cache file shared by arms (default: none, every call "
+                           "computed); seconds count only items with no cached call")  # fmt: skip
+        if name == "table":
+            p.add_argument("--against", default=None,
+                           help="the arm others are paired with (default: llamaindex when "
+                           "recorded, else retrieve-read)")  # fmt: skip
     args = ap.parse_args()
     if args.command != "setup":
         args.arms = [a for a in args.arms.split(",") if a]

@@ -75,11 +75,12 @@ K = 5
 MAX_WORDS = 100
 
 
-def setup() -> Path:
-    """The corpus folder (fetched, unpacked and copied once)."""
+def setup(sources: dict[str, tuple[str, str]] = SOURCES, name: str = "corpus") -> Path:
+    """The corpus folder ``<cache>/real-docs/<name>`` of ``sources`` (fetched, unpacked and
+    copied once)."""
     debs, root = CACHE / "debs", CACHE / "root"
-    corpus = CACHE / "real-docs" / "corpus"
-    for package, (folder, glob) in SOURCES.items():
+    corpus = CACHE / "real-docs" / name
+    for package, (folder, glob) in sources.items():
         if not (root / package / ".extracted").is_file():
             debs.mkdir(parents=True, exist_ok=True)
             subprocess.run(["apt-get", "download", package], cwd=debs, check=True)

@@ -1,0 +1,80 @@
+"""The question sets and arms of ``bench/real_docs_answers.py``.
+
+Two question sets over Debian documentation, each with its own documents, index and records:
+
+* ``reported``: the 53 questions of issue 39 (``bench/data/real_docs_questions.jsonl``) over
+  six documents; the figures docs/results.md reports.
+* ``tune``: 24 questions written for tuning (issue 50,
+  ``bench/data/real_docs_tune_questions.jsonl``) over three other documents (the Debian
+  project history's PDF, the Debian Linux Kernel Handbook and the Debian Policy Manual as
+  HTML). Configurations are chosen on them; they are never reported as a result.
+
+An arm is a method of searchain's catalog with settings (what ``-O`` sets), or the
+LlamaIndex peer. ``searchain`` is whatever the method's default is when it runs (its
+settings are in the manifest); the named variants pin the setting they are about.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from real_docs_recall import CACHE, DOC, QUESTIONS, SOURCES
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TUNE_SOURCES = {
+    "debian-history": (f"{DOC}/debian-history/docs", "project-history.en.pdf"),
+    "debian-kernel-handbook": (f"{DOC}/debian-kernel-handbook/kernel-handbook.html", "*.html"),
+    "debian-policy": (f"{DOC}/debian-policy/policy.html", "*.html"),
+}
+
+
+@dataclass(frozen=True)
+class QuestionSet:
+    name: str
+    questions: Path
+    sources: dict[str, tuple[str, str]]
+    corpus_name: str  # the folder under <cache>/real-docs the documents are copied into
+    index_name: str  # the BM25 index under <cache>/real-docs
+
+    @property
+    def index(self) -> Path:
+        return CACHE / "real-docs" / self.index_name
+
+    def records(self, out: Path, model: str) -> Path:
+        """Where this set's records of ``model`` go under ``--out``."""
+        return out / model if self.name == "reported" else out / self.name / model
+
+
+SETS = {
+    "reported": QuestionSet("reported", QUESTIONS, SOURCES, "corpus", "answers-bm25"),
+    "tune": QuestionSet(
+        "tune",
+        ROOT / "bench" / "data" / "real_docs_tune_questions.jsonl",
+        TUNE_SOURCES,
+        "tune-corpus",
+        "tune-answers-bm25",
+    ),
+}
+
+PEER = "llamaindex"
+
+# arm -> (searchain method, its settings); the peer has none.
+ARMS: dict[str, tuple[str, dict[str, Any]]] = {
+    "retrieve-read": ("retrieve-read", {}),
+    "searchain": ("searchain", {}),
+    "searchain-tracing": ("searchain", {"final_step": "tracing"}),
+    "searchain-evidence": ("searchain", {"final_step": "evidence"}),
+    "searchain-evidence-path": (
+        "searchain",
+        {"final_step": "evidence", "evidence_sources": "path+question"},
+    ),
+    # The ablation: the evidence step reads only what the user's own words retrieved.
+    "searchain-evidence-question": (
+        "searchain",
+        {"final_step": "evidence", "evidence_sources": "question"},
+    ),
+    PEER: ("", {}),
+}
