@@ -169,6 +169,10 @@ def trace_record(q: dict[str, Any], trace: Any) -> dict[str, Any]:
     read = retrieved if read_ids is None else [passage_view(seen[i]) for i in read_ids if i in seen]
     cited = [passage_view(p) for p in trace.cited().values()]
     text = trace_text(trace)
+    # The evidence step's passages that the user's own words retrieved (issue 50): a question
+    # in hand only through the node queries' passages is one the chain itself answered.
+    read_by = (trace.meta.get("evidence") or {}).get("passages") or []
+    asked = {e["id"] for e in read_by if any(r.startswith("question") for r in e["roles"])}
     nodes = [n for n in trace.nodes if n.source != "question"]
     said = " ".join(str(x) for n in nodes for x in (n.answer, n.meta.get("llm_answer")) if x)
     return {
@@ -177,6 +181,11 @@ def trace_record(q: dict[str, Any], trace: Any) -> dict[str, Any]:
         "cover_em_short": float(all(cover_em(trace.answer, a) for a in as_list(q["answer"]))),
         **score(q, text, read, cited),
         "in_hand_retrieved": score(q, text, retrieved, cited)["in_hand"],
+        "in_hand_question": (
+            score(q, text, [passage_view(seen[i]) for i in asked if i in seen], cited)["in_hand"]
+            if read_by
+            else None
+        ),
         "nodes": len(nodes),
         "hops": trace.meta.get("hops"),  # answered nodes on the path; <= 1: one hop
         # SearChain's reasoning nodes (retrieve-read's one node is its final answer)
