@@ -71,6 +71,7 @@ def test_searchain_analyses_of_a_run(tmp_path: Path) -> None:
                    Node("1", "a", "x", "ir-corrected" if fixed else "llm", "0"),
                    Node("2", "b", "y", "llm", "1", meta={"status": "verified"})]  # fmt: skip
         t.usage, t.rounds, t.wall_seconds = Usage(3, 1, 300, 30, 1.0), 2, 2.0
+        t.meta["hops"] = 1 if question == "q2" else 2  # q2 answered as one hop
         return t
 
     def without_ir(question: str) -> Trace:
@@ -91,6 +92,7 @@ def test_searchain_analyses_of_a_run(tmp_path: Path) -> None:
     assert "| searchain-no-ir | 3 | 1.0 | 0 % | 100 | 10 | 1.00 | 0.50 |" in md
     # 6 checked nodes: 2 corrected by IR, 4 from the LLM.
     assert "SearChain's 6 checked nodes" in md and "llm 66.7 %, ir-corrected 33.3 %" in md
+    assert "answered as one hop** (at most one answered node on the path): 1 of 3" in md
     # Without IR q2, q3 right (66.7 %); with IR q1, q3 (66.7 %); IR helped q1, q3 (without
     # IR 50 % there, with IR 100 %); of q2, q3 right without IR, q2 went wrong: 1 of 2.
     assert ("correct without IR 66.7 %, with IR 66.7 %; IR corrected or completed a node in 2 "

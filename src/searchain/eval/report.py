@@ -207,6 +207,13 @@ def _searchain_nodes(name: str, traces: Iterable[Any]) -> list[str]:
         "",
         f"**{name}: IR's checks** of SearChain's nodes: {said}.",
     ]
+    hops = [t.meta["hops"] for t in traces if t is not None and t.meta.get("hops") is not None]
+    if hops:  # issue 50: a one-hop question may be answered as one; the report says how often
+        one = sum(h <= 1 for h in hops)
+        out.append(
+            f"**{name}: answered as one hop** (at most one answered node on the path): "
+            f"{one} of {len(hops)} questions ({100 * one / len(hops):.1f} %)."
+        )
     if checks["verified_unconfirmed"]:
         out.append(
             f"{checks['verified_unconfirmed']} of the nodes labelled verified had a reader at "
