@@ -1,0 +1,70 @@
+"""The HotpotQA calibration pool, without the frozen held-out items (issue 51).
+
+``results/calibration/splits/hotpotqa-calibration-400.jsonl`` (issue 41) is HotpotQA's
+dev_subsampled without the 100 reported items: it still holds all 160 items of
+``../shared/splits/hotpotqa-fresh-heldout-160.txt``, which no run may answer before their one
+scoring. Its committed calibration run answered 100 of the 400 (seed-0 subsample), none of them
+held out; a larger subsample of that file would draw held-out items. This writes the pool
+calibration runs draw from now:
+
+    results/calibration/splits/hotpotqa-calibration-pool.jsonl
+
+the 240 items outside HotpotQA-100 and the frozen 160, in HotpotQA's own format: first the items
+the committed calibration run answered (in its order, so a run of the new default configuration
+answers those first and can pair with the old records), then the others in file order. A run
+answers it in order without ``--limit`` (``searchain eval --dataset FILE --concurrency 1``) and
+may stop anywhere; the command refuses to write a pool that holds a held-out item.
+
+    .venv/bin/python bench/calibration_split.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from quality import held_out_ids, reported_ids  # noqa: E402
+
+from searchain.eval.datasets import dataset_path  # noqa: E402
+
+CALIBRATION = ROOT / "results" / "calibration"
+ANSWERED = CALIBRATION / "qwen2.5-coder-1.5b" / "hotpotqa-calibration" / "results.jsonl"
+POOL = CALIBRATION / "splits" / "hotpotqa-calibration-pool.jsonl"
+
+
+def answered_order(path: Path) -> list[str]:
+    """The item ids of a run's records, first appearance first."""
+    seen: dict[str, None] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                seen.setdefault(json.loads(line)["id"], None)
+    return list(seen)
+
+
+def pool_lines() -> list[str]:
+    lines = [ln for ln in dataset_path("hotpotqa").read_text().splitlines() if ln.strip()]
+    by_id = {json.loads(ln)["question_id"]: ln for ln in lines}
+    excluded = reported_ids("hotpotqa", 100) | held_out_ids("hotpotqa")
+    first = [i for i in answered_order(ANSWERED) if i in by_id and i not in excluded]
+    rest = [i for i in by_id if i not in excluded and i not in set(first)]
+    return [by_id[i] for i in [*first, *rest]]
+
+
+def main() -> None:
+    lines = pool_lines()
+    ids = {json.loads(ln)["question_id"] for ln in lines}
+    if ids & held_out_ids("hotpotqa"):  # never: the frozen items are answered once, last
+        raise SystemExit("the pool holds a frozen held-out item; nothing written")
+    POOL.parent.mkdir(parents=True, exist_ok=True)
+    POOL.write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
+    print(f"{POOL}: {len(lines)} items ({len(answered_order(ANSWERED))} answered before, first)")
+
+
+if __name__ == "__main__":
+    main()
