@@ -111,7 +111,11 @@ def to_csv(rows: list[Row]) -> str:
     return buf.getvalue()
 
 
-def analyses(runs: Sequence[RunLike], naive_platt_runs: Sequence[Path] = ()) -> str:
+def analyses(
+    runs: Sequence[RunLike],
+    naive_platt_runs: Sequence[Path] = (),
+    maxprob_platt_runs: Sequence[Path] = (),
+) -> str:
     """The SearChain paper's analyses of each run, as Markdown: efficiency of every method
     (Table 5: per question LLM calls, input/output tokens, rounds, seconds), the knowledge
     sources of SearChain's checked nodes (Table 2), and, when a run holds both ``searchain``
@@ -121,7 +125,8 @@ def analyses(runs: Sequence[RunLike], naive_platt_runs: Sequence[Path] = ()) -> 
     (:mod:`searchain.eval.selective_report`). Correct = the item's cover-EM (of its final
     answer) as recorded by the run, or as rescored (:mod:`searchain.eval.rescore`). With
     ``naive_platt_runs`` (calibration runs), the naive confidence is also compared
-    Platt-scaled on their fit items (:mod:`searchain.eval.naive_platt`)."""
+    Platt-scaled on their fit items (:mod:`searchain.eval.naive_platt`); with
+    ``maxprob_platt_runs``, MaxProb too (:mod:`searchain.eval.maxprob_baseline`)."""
     from searchain.eval.analyses import efficiency, ir_effects
     from searchain.eval.selective_report import section as selective_answering
     from searchain.types import Trace
@@ -187,7 +192,10 @@ def analyses(runs: Sequence[RunLike], naive_platt_runs: Sequence[Path] = ()) -> 
                 f"correctly without it (misleading rate {100 * fx['misleading_rate']:.1f} %).",
                 "",
             ]
-    return "\n".join([*out, selective_answering(runs, naive_platt_runs=naive_platt_runs)])
+    selective = selective_answering(
+        runs, naive_platt_runs=naive_platt_runs, maxprob_platt_runs=maxprob_platt_runs
+    )
+    return "\n".join([*out, selective])
 
 
 def _searchain_nodes(name: str, traces: Iterable[Any]) -> list[str]:
