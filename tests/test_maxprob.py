@@ -140,10 +140,8 @@ def test_absent_with_a_reason_never_zero() -> None:
 def test_the_calibrator_weighs_it_or_says_it_was_shown_not_used() -> None:
     trace = Trace(question="q", method="retrieve-read", answer="Paris")
     trace.meta["maxprob"] = maxprob.measure(_result([" Paris"], [-0.1]), "Paris", "retrieve-read")
-    calibrator = {
-        "features": ["has_answer"], "weights": [1.0], "bias": 0.0, "means": [0.5],
-        "scales": [0.5], "method": "retrieve-read", "model": "m",
-    }  # fmt: skip
+    calibrator = {"features": ["has_answer"], "weights": [1.0], "bias": 0.0}
+    calibrator |= {"means": [0.5], "scales": [0.5], "method": "retrieve-read", "model": "m"}
     conf = assess(trace, "m", calibrator)
     assert conf.signals["answer_maxprob"] == pytest.approx(math.exp(-0.1))
     assert "fit without answer_maxprob: shown, not used" in conf.note
