@@ -151,3 +151,31 @@ def test_the_calibrator_weighs_it_or_says_it_was_shown_not_used() -> None:
     assert assess(trace, "m", with_it).value > assess(low, "m", with_it).value
     # Uncalibrated, a MaxProb under one half speaks against the answer, in words.
     assert "the model wrote its answer with low token probability" in assess(low, "m").lowered_by
+
+
+def test_calibrate_reads_the_signal_from_runs_made_with_maxprob(tmp_path) -> None:
+    """A calibration run whose every answer has MaxProb gives a ``METHOD+maxprob``
+    calibrator that weighs ``answer_maxprob`` (fit in a temporary folder: nothing shipped)."""
+    import json
+
+    from searchain.eval.calibrate import fit_calibrator
+
+    run = tmp_path / "run"
+    run.mkdir()
+    manifest = {"config": {"model": "tiny.gguf", "dataset": "d.jsonl", "llm": "local"}}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    lines = []
+    for i in range(60):
+        right = i % 3 != 0
+        trace = Trace(question=f"q{i}", method="retrieve-read", answer="Paris")
+        lp = -0.1 if (right or i % 2) else -2.5  # mostly higher for the right answers
+        trace.meta["maxprob"] = maxprob.measure(_result([" Paris"], [lp]), "Paris", "r")
+        record = {"id": f"q{i}", "method": "retrieve-read", "status": "ok"}
+        record |= {"metrics": {"cover_em": float(right)}, "trace": trace.to_dict()}
+        lines.append(json.dumps(record) + "\n")
+    (run / "results.jsonl").write_text("".join(lines))
+    fitted = fit_calibrator([run], "retrieve-read")
+    assert fitted["method"] == "retrieve-read+maxprob"
+    assert "answer_maxprob" in fitted["features"]
+    weight = fitted["weights"][fitted["features"].index("answer_maxprob")]
+    assert weight > 0  # a higher MaxProb: more likely right, as the items say

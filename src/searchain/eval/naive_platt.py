@@ -12,7 +12,8 @@ of calibration runs only (``scoring/certification.split_of``, the split ``search
 calibrate`` uses), never on the items a report is made on. It is a monotone map of the
 naive score (increasing when higher log-probabilities are right more often), so its ranking
 — the risk–coverage curve and AURC — is the naive one; what it changes is the calibration
-statistics (ECE, Brier, log-loss).
+statistics (ECE, Brier, log-loss). :func:`fit_platt` is the same fit for any one-number
+baseline a record carries (the MaxProb baseline's: ``eval/maxprob_baseline.py``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ answer's mean token log-probability) on the same items, with bootstrap intervals
 paired intervals of the differences; optionally against the Platt-scaled naive baseline too
 (:mod:`searchain.eval.naive_platt`, fit on calibration runs the caller names); and the two
 plots (``risk_coverage.png``, ``reliability.png``). The statistics are
-:mod:`searchain.eval.selective`'s.
+:mod:`searchain.eval.selective`'s. A method run with ``maxprob`` also gets the MaxProb
+baseline's table (:mod:`searchain.eval.maxprob_baseline`).
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ cost nothing extra — they are read from what the method did:
   agreed, or IR corrected or completed the node) and the share it could not confirm, whether
   the final answer is the answer of a confirmed node, whether IR changed a node, the rounds
   the chain needed, the reader's mean log-probability on the path.
+* with the method setting ``maxprob``: MaxProb, the mean token probability of the answer in
+  the call that wrote it (``answer_maxprob``, read from that call: ``maxprob.py``).
 
 A calibrator (``calibration.py``: logistic regression fit on calibration items, shipped as a
 data file with its provenance) maps them to the probability that the answer is right, for
