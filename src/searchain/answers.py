@@ -49,6 +49,13 @@ def _first_sentence(text: str) -> str:
     return line
 
 
+def after_last_marker(text: str) -> int:
+    """Where the text after the last answer marker ("So the answer is", "Answer:") starts;
+    0 without one. ``short_answer`` reads the last stated answer there."""
+    found = list(_MARKERS.finditer(text))
+    return found[-1].end() if found else 0
+
+
 def short_answer(text: str) -> str:
     """The short answer stated in ``text`` ("" for empty text)."""
     text = text.strip()

@@ -62,3 +62,14 @@ NaivePlattOpt = Annotated[
         file_okay=False,
     ),
 ]
+MaxProbPlattOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--maxprob-platt",
+        help="A calibration run made with the method setting maxprob (repeatable): the "
+        "MaxProb baseline is also compared Platt-scaled, fit on its fit items (never on a "
+        "reported item).",
+        exists=True,
+        file_okay=False,
+    ),
+]

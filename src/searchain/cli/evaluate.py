@@ -31,6 +31,7 @@ from searchain.cli.eval_options import (
     DatasetOpt,
     ExecutorOpt,
     LimitOpt,
+    MaxProbPlattOpt,
     MethodsOpt,
     NaivePlattOpt,
     OutOpt,
@@ -190,6 +191,7 @@ def report(
         ),
     ] = False,
     naive_platt: NaivePlattOpt = None,
+    maxprob_platt: MaxProbPlattOpt = None,
     rescore: Annotated[
         bool,
         typer.Option(
@@ -230,7 +232,7 @@ def report(
     rows = rep.summarize(loaded)
     if not rows:
         fail("no results in these run directories")
-    extra = "" if csv_out else rep.analyses(loaded, naive_platt or ())
+    extra = "" if csv_out else rep.analyses(loaded, naive_platt or (), maxprob_platt or ())
     print(rep.to_csv(rows) if csv_out else rep.markdown(rows) + ("\n" + extra if extra else ""))
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)

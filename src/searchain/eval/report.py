@@ -111,7 +111,11 @@ def to_csv(rows: list[Row]) -> str:
     return buf.getvalue()
 
 
-def analyses(runs: Sequence[RunLike], naive_platt_runs: Sequence[Path] = ()) -> str:
+def analyses(
+    runs: Sequence[RunLike],
+    naive_platt_runs: Sequence[Path] = (),
+    maxprob_platt_runs: Sequence[Path] = (),
+) -> str:
     """The SearChain paper's analyses of each run, as Markdown: efficiency of every method
     (Table 5: per question LLM calls, input/output tokens, rounds, seconds), the knowledge
     sources of SearChain's checked nodes (Table 2), and, when a run holds both ``searchain``
@@ -121,8 +125,9 @@ def analyses(runs: Sequence[RunLike], naive_platt_runs: Sequence[Path] = ()) -> 
     (:mod:`searchain.eval.selective_report`). Correct = the item's cover-EM (of its final
     answer) as recorded by the run, or as rescored (:mod:`searchain.eval.rescore`). With
     ``naive_platt_runs`` (calibration runs), the naive confidence is also compared
-    Platt-scaled on their fit items (:mod:`searchain.eval.naive_platt`)."""
-    from searchain.eval.analyses import efficiency, ir_effects
+    Platt-scaled on their fit items (:mod:`searchain.eval.naive_platt`); with
+    ``maxprob_platt_runs``, MaxProb too (:mod:`searchain.eval.maxprob_baseline`)."""
+    from searchain.eval.analyses import ir_effects
     from searchain.eval.selective_report import section as selective_answering
     from searchain.types import Trace
 
@@ -139,33 +144,7 @@ def analyses(runs: Sequence[RunLike], naive_platt_runs: Sequence[Path] = ()) -> 
         if not traces:
             continue
         name = run.name
-        out += [
-            f"### {name}: efficiency per question (SearChain Table 5)",
-            "",
-            "| method | questions | LLM calls | of them cached | input tokens | output tokens "
-            "| rounds | seconds |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
-        for method, by_id in traces.items():
-            e = efficiency(by_id.values())
-            calls = [t.usage.llm_calls + t.usage.cached_calls for t in by_id.values() if t]
-            cached = sum(t.usage.cached_calls for t in by_id.values() if t)
-            out.append(
-                f"| {method} | {e['questions']:.0f} | {sum(calls) / max(1, len(calls)):.1f} | "
-                f"{100 * cached / max(1, sum(calls)):.0f} % | {e['prompt_tokens']:.0f} | "
-                f"{e['completion_tokens']:.0f} | {e['rounds']:.2f} | {e['seconds']:.2f} |"
-            )
-        out += [
-            "",
-            "Input and output sizes are the model's tokens per question, not words: the "
-            "paper's Table 5 counts words, and traces keep token counts, not the prompts "
-            "whose words could be counted.",
-            "",
-            "Calls include those served by the LLM call cache (their tokens count; "
-            "their time is near zero, so seconds are a lower bound for a method with cached "
-            "calls; run with --no-cache to time every call).",
-            "",
-        ]
+        out += _efficiency(name, traces)
         if "searchain" in traces:
             out += _searchain_nodes(name, traces["searchain"].values())
         if "searchain" in traces and "searchain-no-ir" in traces:
@@ -187,7 +166,44 @@ def analyses(runs: Sequence[RunLike], naive_platt_runs: Sequence[Path] = ()) -> 
                 f"correctly without it (misleading rate {100 * fx['misleading_rate']:.1f} %).",
                 "",
             ]
-    return "\n".join([*out, selective_answering(runs, naive_platt_runs=naive_platt_runs)])
+    selective = selective_answering(
+        runs, naive_platt_runs=naive_platt_runs, maxprob_platt_runs=maxprob_platt_runs
+    )
+    return "\n".join([*out, selective])
+
+
+def _efficiency(name: str, traces: dict[str, dict[str, Any]]) -> list[str]:
+    """Efficiency per question of each method of a run (SearChain Table 5), as Markdown."""
+    from searchain.eval.analyses import efficiency
+
+    out = [
+        f"### {name}: efficiency per question (SearChain Table 5)",
+        "",
+        "| method | questions | LLM calls | of them cached | input tokens | output tokens "
+        "| rounds | seconds |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for method, by_id in traces.items():
+        e = efficiency(by_id.values())
+        calls = [t.usage.llm_calls + t.usage.cached_calls for t in by_id.values() if t]
+        cached = sum(t.usage.cached_calls for t in by_id.values() if t)
+        out.append(
+            f"| {method} | {e['questions']:.0f} | {sum(calls) / max(1, len(calls)):.1f} | "
+            f"{100 * cached / max(1, sum(calls)):.0f} % | {e['prompt_tokens']:.0f} | "
+            f"{e['completion_tokens']:.0f} | {e['rounds']:.2f} | {e['seconds']:.2f} |"
+        )
+    out += [
+        "",
+        "Input and output sizes are the model's tokens per question, not words: the "
+        "paper's Table 5 counts words, and traces keep token counts, not the prompts "
+        "whose words could be counted.",
+        "",
+        "Calls include those served by the LLM call cache (their tokens count; "
+        "their time is near zero, so seconds are a lower bound for a method with cached "
+        "calls; run with --no-cache to time every call).",
+        "",
+    ]
+    return out
 
 
 def _searchain_nodes(name: str, traces: Iterable[Any]) -> list[str]:

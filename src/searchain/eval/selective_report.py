@@ -5,12 +5,14 @@ answer's mean token log-probability) on the same items, with bootstrap intervals
 paired intervals of the differences; optionally against the Platt-scaled naive baseline too
 (:mod:`searchain.eval.naive_platt`, fit on calibration runs the caller names); and the two
 plots (``risk_coverage.png``, ``reliability.png``). The statistics are
-:mod:`searchain.eval.selective`'s.
+:mod:`searchain.eval.selective`'s. A method run with ``maxprob`` also gets the MaxProb
+baseline's table (:mod:`searchain.eval.maxprob_baseline`).
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,9 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from searchain.eval import naive_platt
+from searchain.eval import maxprob_baseline, naive_platt
 from searchain.eval import selective as sel
 from searchain.eval.run_records import RunRecords
+from searchain.eval.selective_cells import ROWS, cell, diff
+from searchain.scoring import maxprob
 
 
 @dataclass(slots=True)
@@ -32,6 +36,8 @@ class MethodConfidence:
     records: int  # all the method's records, failed ones included
     confidence: list[float] = field(default_factory=list)
     naive: list[float] = field(default_factory=list)  # NaN where the backend gave none
+    maxprob: list[float] = field(default_factory=list)  # NaN where the trace has none
+    maxprob_missing: Counter[str] = field(default_factory=Counter)  # why, where asked for
     correct: list[float] = field(default_factory=list)
     calibrated: list[bool] = field(default_factory=list)
     calibrators: set[tuple[str, str, str]] = field(default_factory=set)
@@ -46,9 +52,13 @@ class MethodConfidence:
         """Which items have a naive value."""
         return np.isfinite(np.asarray(self.naive, dtype=float))
 
-    def add(self, conf: dict[str, Any], correct: float) -> None:
+    def add(self, conf: dict[str, Any], correct: float, meta: dict[str, Any]) -> None:
         naive = conf.get("naive")
         self.confidence.append(float(conf["value"]))
+        value = maxprob.value_of(meta)
+        self.maxprob.append(math.nan if value is None else value)
+        if (why := maxprob.reason_of(meta)) is not None:
+            self.maxprob_missing[why] += 1
         self.naive.append(float(naive) if _finite(naive) else math.nan)
         self.correct.append(correct)
         self.calibrated.append(conf.get("calibrated") is True)
@@ -62,13 +72,13 @@ def _finite(x: Any) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def _usable(record: dict) -> tuple[dict, float] | None:
-    """The record's confidence and correctness (cover-EM), when it has both."""
-    conf = (record.get("trace") or {}).get("confidence") if record.get("status") == "ok" else None
-    cover = (record.get("metrics") or {}).get("cover_em")
+def _usable(record: dict) -> tuple[dict, float, dict] | None:
+    """The record's confidence, correctness (cover-EM) and trace meta, when it has both."""
+    trace = (record.get("trace") or {}) if record.get("status") == "ok" else {}
+    conf, cover = trace.get("confidence"), (record.get("metrics") or {}).get("cover_em")
     if not isinstance(conf, dict) or not _finite(conf.get("value")) or not _finite(cover):
         return None
-    return conf, float(cover >= 1.0)
+    return conf, float(cover >= 1.0), trace.get("meta") or {}
 
 
 def collect(runs: Iterable[RunRecords]) -> tuple[list[MethodConfidence], dict[str, list[str]]]:
@@ -108,40 +118,6 @@ def _describe(m: MethodConfidence) -> tuple[str, bool]:
     return "an uncalibrated score in [0, 1], not a probability", False
 
 
-_ROWS = (
-    ("aurc", "AURC (lower is better)"),
-    ("ece", f"ECE ({sel.BINS} bins)"),
-    ("brier", "Brier score (lower is better)"),
-    ("brier_base_rate", "Brier of always predicting the share right"),
-    (
-        "log_loss",
-        f"log-loss (nats, p clipped to [{sel.LOG_LOSS_CLIP:g}, 1 − {sel.LOG_LOSS_CLIP:g}])",
-    ),
-    ("accuracy@0.5", "cover-EM at 50 % coverage"),
-    ("accuracy@0.8", "cover-EM at 80 % coverage"),
-    ("accuracy@1", "cover-EM at 100 % coverage"),
-)
-_UNCAL = " (uncalibrated score)"
-_AS_PROBABILITY = ("ece", "brier", "log_loss")  # read the confidence as a probability
-_DECIMAL = ("brier", "brier_base_rate", "log_loss")  # on their own scale, not in %
-# Differences worth a paired interval (at 100 % coverage, and for the base rate, both
-# confidences answer the same items: no difference).
-_PAIRED = ("aurc", "ece", "brier", "log_loss", "accuracy@0.5", "accuracy@0.8")
-
-
-def _cell(e: sel.Estimate, key: str, probability: bool = True) -> str:
-    if math.isnan(e.value):
-        return "–"
-    note = _UNCAL if key in _AS_PROBABILITY and not probability else ""
-    return (e.decimal() if key in _DECIMAL else str(e)) + note
-
-
-def _diff(e: sel.Estimate, key: str) -> str:
-    if key not in _PAIRED or math.isnan(e.value):
-        return "–"
-    return e.decimal("+") if key in _DECIMAL else e.signed()
-
-
 def _table(
     m: MethodConfidence, probability: bool, seed: int, n: int, platt: dict[str, Any] | None
 ) -> list[str]:
@@ -150,7 +126,7 @@ def _table(
     if not has.any():
         est = sel.bootstrap(conf, right, seed=seed, n=n)
         out = ["| metric | confidence |", "|---|---|"]
-        out += [f"| {label} | {_cell(est[k], k, probability)} |" for k, label in _ROWS]
+        out += [f"| {label} | {cell(est[k], k, probability)} |" for k, label in ROWS]
         return [*out, "", "No item has a naive value (the backend gave no log-probabilities)."]
     naive = sel.naive_probability(np.asarray(m.naive)[has])
     # The same seed gives every comparison the same resamples: all columns are paired.
@@ -164,18 +140,22 @@ def _table(
     head += ["naive, Platt-scaled", "Δ confidence − Platt (paired)"] if scaled else []
     head += [f"confidence, all {m.items} items"] if whole else []
     out = [f"| metric | {' | '.join(head)} |", "|---|" + "---|" * len(head)]
-    for k, label in _ROWS:
-        cells = [_cell(cmp.a[k], k, probability), _cell(cmp.b[k], k, False)]
-        cells.append(_diff(cmp.difference[k], k))
+    for k, label in ROWS:
+        cells = [cell(cmp.a[k], k, probability), cell(cmp.b[k], k, False)]
+        cells.append(diff(cmp.difference[k], k))
         if scaled:
-            cells += [_cell(scaled.b[k], k), _diff(scaled.difference[k], k)]
-        cells += [_cell(whole[k], k, probability)] if whole else []
+            cells += [cell(scaled.b[k], k), diff(scaled.difference[k], k)]
+        cells += [cell(whole[k], k, probability)] if whole else []
         out.append(f"| {label} | {' | '.join(cells)} |")
     return out
 
 
 def _method_block(
-    m: MethodConfidence, seed: int, n: int, platt: dict[str, Any] | str | None
+    m: MethodConfidence,
+    seed: int,
+    n: int,
+    platt: dict[str, Any] | str | None,
+    maxprob_platt: dict[str, Any] | str | None = None,
 ) -> list[str]:
     what, probability = _describe(m)
     has = int(m.with_naive.sum())
@@ -193,7 +173,14 @@ def _method_block(
     elif platt is not None and has:
         head += f" Platt-scaled naive baseline: {naive_platt.describe(platt)}."
     fitted = platt if isinstance(platt, dict) else None
-    return [head, "", *_table(m, probability, seed, n, fitted), ""]
+    mp = m.maxprob, m.maxprob_missing, probability, maxprob_platt
+    return [
+        head,
+        "",
+        *_table(m, probability, seed, n, fitted),
+        "",
+        *maxprob_baseline.block(m.confidence, m.correct, *mp, seed=seed, n=n),
+    ]
 
 
 _HOW_TO_READ = (
@@ -206,7 +193,10 @@ _HOW_TO_READ = (
     "item's confidence against its outcome, and a Brier score at or above the base rate's "
     "says nothing the share right does not. The naive column reads exp(mean token log-prob) "
     "as a probability, an uncalibrated score; its Platt-scaled column (with --naive-platt) "
-    "maps it by a logistic fit on calibration items, ranking as the naive one does. Curves: "
+    "maps it by a logistic fit on calibration items, ranking as the naive one does. MaxProb "
+    "(methods run with maxprob) is the mean token probability of the answer in the call that "
+    "wrote it, compared on the items that have one (raw, and with --maxprob-platt "
+    "Platt-scaled on calibration items). Curves: "
     "risk_coverage.png, reliability.png with --out."
 )
 
@@ -231,6 +221,7 @@ def section(
     seed: int = 0,
     n: int = 1000,
     naive_platt_runs: Sequence[Path] = (),
+    maxprob_platt_runs: Sequence[Path] = (),
 ) -> str:
     """The Markdown of the selective-answering section ("" for no runs); a run where no
     method recorded a confidence gets one line and no table. With ``naive_platt_runs``
@@ -238,6 +229,12 @@ def section(
     also compared Platt-scaled."""
     found, without = collect(runs)
     platt = platt_baselines(found, runs, naive_platt_runs) if naive_platt_runs else {}
+    with_maxprob = [m.method for m in found if np.isfinite(m.maxprob).any()]
+    mp_platt = (
+        maxprob_baseline.platt_baselines(with_maxprob, runs, maxprob_platt_runs)
+        if maxprob_platt_runs
+        else {}
+    )
     out: list[str] = []
     for run in runs:
         methods = [m for m in found if m.run == run.name]
@@ -248,7 +245,7 @@ def section(
             continue
         out += [f"### {run.name}: selective answering (risk–coverage, calibration)", ""]
         for m in methods:
-            out += _method_block(m, seed, n, platt.get(m.method))
+            out += _method_block(m, seed, n, platt.get(m.method), mp_platt.get(m.method))
         if without[run.name]:
             names = ", ".join(without[run.name])
             out += [f"No confidence recorded by {names}: no selective table.", ""]

@@ -17,6 +17,7 @@ from searchain.methods.base import call_template, is_chat
 from searchain.methods.baseline_util import TASK_KINDS, task_question
 from searchain.methods.settings import check_settings, config_from_options, setting
 from searchain.retrieval.base import Retriever
+from searchain.scoring import maxprob
 from searchain.types import Node, Trace
 
 _FINAL = re.compile(r"so the (?:final )?answer is[:\s]*(.+?)\s*\.?\s*$", re.I | re.S)
@@ -42,6 +43,12 @@ class RetrieveReadConfig:
         "The data set's task kind: the label instruction added to "
         "the question (FEVER, StrategyQA).",
         choices=TASK_KINDS,
+    )
+    maxprob: bool = setting(
+        False,
+        "Record MaxProb, the mean token probability of the answer in the answering call "
+        "(asked of that call: no extra call), as a confidence signal.",
+        before=False,
     )
 
     def __post_init__(self) -> None:
@@ -75,6 +82,7 @@ class RetrieveRead:
             chat_stop=(),
             documents=citations.numbered_documents(passages),
             question=task_question(question, self.config.task),
+            logprobs=self.config.maxprob,
         )
         trace.meta.update(
             task=self.config.task, k=self.config.k
@@ -93,5 +101,7 @@ class RetrieveRead:
             Node(id="1", query=question, answer=trace.answer, source="retrieval", passages=passages)
         ]
         trace.rounds = 1
+        if self.config.maxprob:
+            maxprob.record(trace, result, self.name)
         trace.wall_seconds = time.perf_counter() - t0
         return trace

@@ -11,6 +11,8 @@ cost nothing extra — they are read from what the method did:
   agreed, or IR corrected or completed the node) and the share it could not confirm, whether
   the final answer is the answer of a confirmed node, whether IR changed a node, the rounds
   the chain needed, the reader's mean log-probability on the path.
+* with the method setting ``maxprob``: MaxProb, the mean token probability of the answer in
+  the call that wrote it (``answer_maxprob``, read from that call: ``maxprob.py``).
 
 A calibrator (``calibration.py``: logistic regression fit on calibration items, shipped as a
 data file with its provenance) maps them to the probability that the answer is right, for
@@ -32,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from searchain.paths import cache_root
+from searchain.scoring import maxprob
 from searchain.scoring.configuration import configuration, differences
 from searchain.scoring.match import contains_answer
 from searchain.scoring.reasons import calibrated_reasons, contributions
@@ -44,12 +47,18 @@ CHECK_SIGNALS = {
     "answer_supported": "nli",
     "answer_agreement": "consistency",
     "answer_logprob": "likelihood",
+    maxprob.SIGNAL: maxprob.KEY,  # not run after the answer: read from the writing call
 }
 # Where each costly signal turns from evidence against the answer to evidence for it: a
 # probability or a share at one half, a mean token log-probability at a mean token
 # probability of one half (below it the model finds its own answer unlikely).
 UNLIKELY_LOGPROB = math.log(0.5)
-EVIDENCE_AT = {"answer_supported": 0.5, "answer_agreement": 0.5, "answer_logprob": UNLIKELY_LOGPROB}
+EVIDENCE_AT = {
+    "answer_supported": 0.5,
+    "answer_agreement": 0.5,
+    "answer_logprob": UNLIKELY_LOGPROB,
+    maxprob.SIGNAL: 0.5,
+}
 LOGPROB_FLOOR = -10.0  # a log-probability below it says no more: the floor of every one here
 CONFIRMED = ("corrected", "completed")  # IR's own answers; "verified" needs a confident reader
 UNCALIBRATED = (
@@ -125,12 +134,17 @@ def signals(trace: Trace) -> dict[str, float]:
         out.update(searchain_signals(trace))
     for found in (trace.meta.get(CHECKS_KEY) or {}).values():  # the costly checks, if run
         out.update(found)
+    out.update(maxprob.signal(trace.meta))  # with the method setting maxprob (maxprob.py)
     return out
 
 
 def checks_of(trace: Trace) -> tuple[str, ...]:
-    """The costly checks that were run on this trace (``confidence_checks.py``)."""
-    return tuple(sorted(trace.meta.get(CHECKS_KEY) or {}))
+    """The costly checks that were run on this trace (``confidence_checks.py``), and
+    ``maxprob`` where the method recorded MaxProb (its calibrator is ``searchain+maxprob``)."""
+    asked = set(trace.meta.get(CHECKS_KEY) or {})
+    if maxprob.KEY in trace.meta:
+        asked.add(maxprob.KEY)
+    return tuple(sorted(asked))
 
 
 def calibrator_variant(method: str, checks: tuple[str, ...]) -> str:
@@ -151,6 +165,7 @@ AGAINST = {
     "answer_supported": "the model does not find the answer stated in the cited passages",
     "answer_agreement": "asked again, the model mostly answers otherwise",
     "answer_logprob": "the model finds its own answer unlikely",
+    maxprob.SIGNAL: "the model wrote its answer with low token probability",
 }
 
 

@@ -236,6 +236,15 @@ class SearChainConfig:
         before="chain+question",
     )
 
+    # Opt-in: the final call is sent with logprobs=True, which changes its cache key and, on
+    # an endpoint without log-probabilities, records why MaxProb is absent (scoring/maxprob).
+    maxprob: bool = setting(
+        False,
+        "Record MaxProb, the mean token probability of the final answer in the call that "
+        "wrote it (asked of that call: no extra call), as a confidence signal.",
+        before=False,
+    )
+
     def inert_settings(self) -> set[str]:
         """Settings that change nothing under this configuration (a run manifest leaves them
         out, so a run made before they existed still resumes): the label instruction of

@@ -34,6 +34,7 @@ from searchain.methods.retrieve_read import extract_answer
 from searchain.methods.searchain.config import SearChainConfig
 from searchain.methods.searchain.rounds import SHORT_ANSWER_ENDING, TRACING_ENDINGS
 from searchain.retrieval.base import Retriever
+from searchain.scoring import maxprob
 from searchain.scoring.skc import supported_knowledge_count as skc
 from searchain.text import contains_answer, normalize_answer
 from searchain.types import Node, Passage, Trace
@@ -180,11 +181,14 @@ def evidence_answer(
         plan=plan,
         question=question + LABEL_INSTRUCTIONS.get(cfg.task, ""),
         ending=TRACING_ENDINGS.get(cfg.task, SHORT_ANSWER_ENDING),
+        logprobs=cfg.maxprob,
     )
     trace.usage.add(result.usage)
     text = result.text.strip()
     trace.meta["evidence_output"] = result.text
     _write(trace, text, references, cfg, chat=is_chat(llm))
+    if cfg.maxprob:
+        maxprob.record(trace, result, "evidence")
     dropped = dropped_answers(trace.final_content, path)
     trace.meta["dropped_node_answers"] = dropped
     if dropped and len(dropped) == len(confirmed_nodes(path)):

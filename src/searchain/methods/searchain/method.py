@@ -55,6 +55,7 @@ from searchain.methods.searchain.yesno_check import check_yes_no, yes_no_answer
 from searchain.readers.base import UNGROUNDED, Reader, ReaderOutput, merged, supporting
 from searchain.readers.similarity import QueryMemory
 from searchain.retrieval.base import Retriever
+from searchain.scoring import maxprob
 from searchain.text import contains_answer, rouge_l
 from searchain.types import Node, Passage, Trace
 
@@ -216,6 +217,8 @@ class SearChain:
         else:
             no_ir_answer(trace, chain, form)
         trace.meta["hops"] = sum(1 for n in state.path if n.answer)  # <= 1: answered as one hop
+        if cfg.maxprob and maxprob.KEY not in trace.meta:  # no final call wrote the answer
+            maxprob.record_absent(trace, _no_final_call(trace, cfg))
 
     def _add_branch(self, state: _Run, chain: Chain, parent: str, offset: int) -> list[Node]:
         """Attach a round's chain to the ToR below ``parent`` (a path of nodes)."""
@@ -374,3 +377,12 @@ class SearChain:
 def _fork(judge: Any) -> Any:
     """A judge of one question: its own memo and its own cost (the run's is shared)."""
     return judge.fork() if judge is not None and hasattr(judge, "fork") else judge
+
+
+def _no_final_call(trace: Trace, cfg: SearChainConfig) -> str:
+    """Why no final call wrote the answer (so MaxProb has none), in words."""
+    if not cfg.use_ir:
+        return "SearChain without IR: the answer is the chain's own final content, no final call"
+    if trace.meta.get("answered_without_nodes"):
+        return "the chain had no node: the answer is its own [Final Content], no final call"
+    return "no final call was made: nothing to answer from"

@@ -101,7 +101,11 @@ class Rounds(Protocol):
     ) -> bool: ...
 
     def trace_final(
-        self, path: list[Node], max_tokens: int, context: str = "dialogue"
+        self,
+        path: list[Node],
+        max_tokens: int,
+        context: str = "dialogue",
+        logprobs: bool = False,
     ) -> CompletionResult: ...
 
 
@@ -160,7 +164,11 @@ class CompletionRounds:
         return True
 
     def trace_final(
-        self, path: list[Node], max_tokens: int, context: str = "dialogue"
+        self,
+        path: list[Node],
+        max_tokens: int,
+        context: str = "dialogue",
+        logprobs: bool = False,  # the output tokens' log-probabilities (MaxProb)
     ) -> CompletionResult:
         # ``context`` is the chat form's choice: this form always traces from the demos.
         # The paper's tracing asks for [Final Content] from the verified [Query]-[Answer]
@@ -170,7 +178,7 @@ class CompletionRounds:
             "searchain/tracing", chain_prompt=self.chain_prompt, pairs=render_pairs(path)
         )
         self.traced += prompt
-        return self.llm.complete(prompt, max_tokens=max_tokens, stop=TRACE_STOP)
+        return self.llm.complete(prompt, max_tokens=max_tokens, stop=TRACE_STOP, logprobs=logprobs)
 
 
 @dataclass
@@ -245,7 +253,11 @@ class ChatRounds:
         return list(self.first)
 
     def trace_final(
-        self, path: list[Node], max_tokens: int, context: str = "dialogue"
+        self,
+        path: list[Node],
+        max_tokens: int,
+        context: str = "dialogue",
+        logprobs: bool = False,  # the output tokens' log-probabilities (MaxProb)
     ) -> CompletionResult:
         ask = prompts.messages(
             "searchain/tracing",
@@ -261,7 +273,7 @@ class ChatRounds:
             if chat_fits(self.llm, messages, max_tokens) is False:
                 messages = [*self.first, *ask]
         self.traced += "\n".join(m["content"] for m in messages)
-        return self.llm.chat(messages, max_tokens=max_tokens)
+        return self.llm.chat(messages, max_tokens=max_tokens, logprobs=logprobs)
 
 
 def make_rounds(

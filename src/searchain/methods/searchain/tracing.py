@@ -17,6 +17,7 @@ from searchain.methods.retrieve_read import extract_answer
 from searchain.methods.searchain.config import SearChainConfig
 from searchain.methods.searchain.coq_parser import Chain, CoQNode, parse_chain
 from searchain.methods.searchain.rounds import Rounds
+from searchain.scoring import maxprob
 from searchain.scoring.skc import supported_knowledge_count as skc
 from searchain.types import Node, Passage, Trace
 
@@ -31,20 +32,22 @@ def tracing(
         trace.errors.append("no verified query-answer pair to trace the answer from")
         trace.meta["final_read"] = []
         return
-    result = rounds.trace_final(path, cfg.trace_max_tokens, cfg.tracing_context)
+    result = rounds.trace_final(path, cfg.trace_max_tokens, cfg.tracing_context, cfg.maxprob)
+    wrote = result  # the call whose output holds the answer (MaxProb reads its tokens)
     trace.usage.add(result.usage)
     text = result.text.strip() if form != "chat" else final_content_of(result.text)
     trace.meta["tracing_output"] = result.text
     trace.meta["tracing_context"] = cfg.tracing_context if form == "chat" else "demos"
     if text and echoes_tracing_prompt(text) and form == "chat" and cfg.echo_retry != "none":
-        again = rounds.trace_final(path, cfg.trace_max_tokens, cfg.echo_retry)
+        again = rounds.trace_final(path, cfg.trace_max_tokens, cfg.echo_retry, cfg.maxprob)
         trace.usage.add(again.usage)
         trace.meta["tracing_retry"] = {"context": cfg.echo_retry, "output": again.text}
         trace.errors.append(
             "tracing copied its prompt (kept in meta.tracing_output); asked again with "
             f"tracing_context={cfg.echo_retry} (meta.tracing_retry)"
         )
-        text = final_content_of(again.text) or text
+        if final_content_of(again.text):
+            text, wrote = final_content_of(again.text), again
     if not text:
         trace.errors.append("tracing wrote no final content (its output is in meta)")
     elif echoes_tracing_prompt(text):
@@ -78,6 +81,12 @@ def tracing(
     trace.meta["skc"] = skc(text, cites)  # what the LLM itself marked, as in the paper
     trace.meta["skc_with_post_hoc"] = skc(text, trace.citations)
     trace.meta["final_read"] = passages_read(trace, getattr(rounds, "traced", ""))
+    if cfg.maxprob and trace.meta.get("tracing_fallback"):
+        maxprob.record_absent(
+            trace, "the answer is the last verified pair's, not the tracing call's"
+        )
+    elif cfg.maxprob:
+        maxprob.record(trace, wrote, "tracing")
 
 
 def passages_read(trace: Trace, sent: str) -> list[str]:

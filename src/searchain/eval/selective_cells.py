@@ -1,0 +1,44 @@
+"""How the selective-answering tables write a statistic: the rows they show, in which order
+and words, and each cell (a point estimate with its bootstrap interval, in % or on its own
+scale) — one place, so the naive and the MaxProb baselines' tables read alike."""
+
+from __future__ import annotations
+
+import math
+
+from searchain.eval import selective as sel
+
+ROWS = (
+    ("aurc", "AURC (lower is better)"),
+    ("ece", f"ECE ({sel.BINS} bins)"),
+    ("brier", "Brier score (lower is better)"),
+    ("brier_base_rate", "Brier of always predicting the share right"),
+    (
+        "log_loss",
+        f"log-loss (nats, p clipped to [{sel.LOG_LOSS_CLIP:g}, 1 − {sel.LOG_LOSS_CLIP:g}])",
+    ),
+    ("accuracy@0.5", "cover-EM at 50 % coverage"),
+    ("accuracy@0.8", "cover-EM at 80 % coverage"),
+    ("accuracy@1", "cover-EM at 100 % coverage"),
+)
+UNCAL = " (uncalibrated score)"
+AS_PROBABILITY = ("ece", "brier", "log_loss")  # read the confidence as a probability
+DECIMAL = ("brier", "brier_base_rate", "log_loss")  # on their own scale, not in %
+# Differences worth a paired interval (at 100 % coverage, and for the base rate, both
+# confidences answer the same items: no difference).
+PAIRED = ("aurc", "ece", "brier", "log_loss", "accuracy@0.5", "accuracy@0.8")
+
+
+def cell(e: sel.Estimate, key: str, probability: bool = True) -> str:
+    """A statistic's cell; one that reads a score as a probability says when it is not one."""
+    if math.isnan(e.value):
+        return "–"
+    note = UNCAL if key in AS_PROBABILITY and not probability else ""
+    return (e.decimal() if key in DECIMAL else str(e)) + note
+
+
+def diff(e: sel.Estimate, key: str) -> str:
+    """A paired difference's cell ("–" where no difference is worth one)."""
+    if key not in PAIRED or math.isnan(e.value):
+        return "–"
+    return e.decimal("+") if key in DECIMAL else e.signed()
