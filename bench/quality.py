@@ -300,6 +300,25 @@ def _fill(arg: str, mirror: str | None, wiki_index: Path | None) -> str:
     return arg.replace("{mirror}", mirror or "").replace("{wiki_index}", str(wiki_index))
 
 
+def paper_pins(methods: str) -> list[str]:
+    """``-O`` pins of the paper preset (``searchain-paper``, declared once in the method
+    catalog) for each SearChain method of a run, but what an ablation fixes itself: the Table
+    reproductions run the paper's SearChain under the name ``searchain`` (and its ablations
+    under theirs), so the recorded runs, made when every default was the paper's, keep their
+    method names, records and tables, and resume (``eval.same_run``: pins that leave what each
+    method resolved to unchanged are the same run)."""
+    from searchain.methods.catalog import resolve
+
+    preset = resolve("searchain-paper")[1]
+    pins = []
+    for name in methods.split(","):
+        record, fixed = resolve(name)
+        if record.name == "searchain" and name != "searchain-paper":
+            pins += [f"{name}.{k}={v if isinstance(v, str) else json.dumps(v)}"
+                     for k, v in preset.items() if k not in fixed]  # fmt: skip
+    return [a for pin in pins for a in ("-O", pin)]
+
+
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) each set; the exit status is the worst of the evals'."""
     from searchain.retrieval.demo import demo_corpus_path
@@ -330,7 +349,8 @@ def run(args: argparse.Namespace) -> int:
                        "--seed", "0",
                        "--model", args.model, "--api", args.api, "--concurrency", "1",
                        "--out", str(out / arm if arm else out),
-                       *_index_for(recipe, args.root), *prepared, *filled]  # fmt: skip
+                       *_index_for(recipe, args.root), *prepared, *filled,
+                       *paper_pins(methods)]  # fmt: skip
                 grown = run_dir(args.root, args.model, recipe.grow_from or "", args.split)
                 target = out / arm if arm else out
                 if recipe.grow_from and not (target / "results.jsonl").exists():

@@ -52,7 +52,10 @@ def _build(llm: Any, retriever: Any, options: dict[str, Any]) -> Toy:
     return Toy(llm, ToyConfig(**options))
 
 
-TOY = MethodRecord("toy", "a toy that says its level", ToyConfig, _build)
+# "toy-loud" is a preset: a name that fixes a setting (as "searchain-paper" fixes the paper's).
+TOY = MethodRecord(
+    "toy", "a toy that says its level", ToyConfig, _build, variants={"toy-loud": {"level": 5}}
+)
 
 
 @pytest.fixture
@@ -122,7 +125,14 @@ def test_the_http_service_allows_its_setting_per_request(toy: MethodRecord) -> N
         assert _post(f"{url}/v1/ask", body)[0] == 422
         with urllib.request.urlopen(f"{url}/v1/methods", timeout=60) as r:
             methods = json.loads(r.read())["methods"]
-        assert "toy" in [m["name"] for m in methods]
+        assert {"toy", "toy-loud"} <= {m["name"] for m in methods}
+        status, got = _post(f"{url}/v1/ask", {"question": "Why?", "method": "toy-loud"})
+        assert (status, got["answer"], got["method"]) == (200, "level 5", "toy-loud")
+        loud = {"question": "Why?", "method": "toy-loud", "options": {"level": 3}}
+        status, got = _post(f"{url}/v1/ask", loud)  # a setting the preset fixes
+        assert 400 <= status < 500 and "toy-loud fixes level=5" in json.dumps(got), got
+        answered = mcp_ask(url, {"question": "Why?", "method": "toy-loud"})
+        assert (answered.structured_content or {})["answer"].startswith("level 5")
 
 
 def test_an_evaluation_records_its_setting_in_the_manifest(
@@ -149,3 +159,24 @@ def test_the_python_api_takes_its_setting_as_a_keyword(toy: MethodRecord) -> Non
     with pytest.raises(ValueError, match="toy has no setting loudness"):
         searchain.ask("Why?", method="toy", loudness=1)
     assert [s.name for s in searchain.settings("toy")] == ["level"]
+
+
+def test_a_preset_keeps_its_name_beside_its_method(toy: MethodRecord, tmp_path: Path) -> None:
+    """A run of the method and its preset records both, each trace by the name it was asked
+    by; the Python API and the CLI answer by the preset's name and refuse to drop a setting
+    it fixes."""
+    data = tmp_path / "one.jsonl"
+    data.write_text(json.dumps({"id": "a", "question": "Why?", "answers": ["level 5"]}) + "\n")
+    out = tmp_path / "run"
+    summary = searchain.evaluate(str(data), out, methods=["toy", "toy-loud"], concurrency=1)
+    assert (summary["done"], summary["failed"]) == (2, 0)
+    records = [json.loads(ln) for ln in (out / "results.jsonl").read_text().splitlines()]
+    got = {r["method"]: (r["trace"]["method"], r["trace"]["answer"]) for r in records}
+    assert got == {"toy": ("toy", "level 2"), "toy-loud": ("toy-loud", "level 5")}
+    config = json.loads((out / "manifest.json").read_text())["config"]["method_config"]
+    assert (config["toy"]["name"], config["toy-loud"]["name"]) == ("toy", "toy-loud")
+    assert searchain.ask("Why?", method="toy-loud").method == "toy-loud"
+    with pytest.raises(ValueError, match="toy-loud fixes level=5 \\(given 4\\); use toy"):
+        searchain.ask("Why?", method="toy-loud", level=4)
+    asked = CliRunner().invoke(build_app(), ["ask", "Why?", "--method", "toy-loud", "--json"])
+    assert json.loads(asked.stdout)["answer"] == "level 5", asked.output

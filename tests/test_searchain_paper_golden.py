@@ -40,6 +40,10 @@ SCENARIOS: dict[str, tuple[int, dict[str, Any]]] = {
 }
 
 
+# The scenarios of the paper's own settings, which the preset "searchain-paper" must answer.
+PRESET_SCENARIOS = sorted(n for n, (_, settings) in SCENARIOS.items() if settings is PAPER)
+
+
 def outcome(name: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """What the scenario ``name`` answers: the golden fields of its trace."""
     from searchain.methods.searchain import SearChain, SearChainConfig
@@ -47,11 +51,33 @@ def outcome(name: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     from searchain.retrieval import default_index
 
     item, settings = SCENARIOS[name]
-    question = json.loads(DATA.read_text().splitlines()[item])["question_text"]
     llm = recorded_llm("searchain")
     config = SearChainConfig(**{**settings, **(extra or {})})
     method = SearChain(llm, default_index(), LLMReader(llm), config, embedder=_embedder())
-    trace = method.run(question)
+    return fields(method.run(_question(item)))
+
+
+def preset_outcome(name: str) -> dict[str, Any]:
+    """What the scenario ``name`` answers when SearChain is asked for by the preset's name, as
+    a user asks for it (the one assembler, the catalog's record and variant; no settings)."""
+    from searchain.methods.assembly import Spec, assemble
+    from searchain.retrieval import default_index
+
+    runner = assemble(
+        Spec(method="searchain-paper", options={"dedup": "embedding"}),
+        llm=recorded_llm("searchain"),
+        retriever=default_index(),
+    )
+    trace = runner(_question(SCENARIOS[name][0]))
+    assert trace.method == "searchain-paper"
+    return fields(trace)
+
+
+def _question(item: int) -> str:
+    return json.loads(DATA.read_text().splitlines()[item])["question_text"]
+
+
+def fields(trace: Any) -> dict[str, Any]:
     return {
         "answer": trace.answer,
         "path": trace.meta["path"],
@@ -77,6 +103,12 @@ def _embedder() -> Any:
 def test_the_paper_preset_answers_as_its_golden_traces(name: str, extra: dict[str, Any]) -> None:
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
     assert outcome(name, extra) == golden[name]
+
+
+@pytest.mark.parametrize("name", PRESET_SCENARIOS)
+def test_the_preset_by_its_name_answers_as_the_papers_golden_traces(name: str) -> None:
+    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    assert preset_outcome(name) == golden[name]
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:

@@ -41,6 +41,7 @@ from searchain.eval.rundir import (  # noqa: F401
     quarantine,
     scan,
 )
+from searchain.eval.same_run import same_run
 from searchain.redaction import clean_url, redact_obj, redact_text
 from searchain.types import Trace
 
@@ -231,25 +232,21 @@ def prepare_run_dir(
             diff = sorted(
                 k for k in set(old["config"]) | set(new) if old["config"].get(k) != new.get(k)
             )
-            if diff != ["limit"] or not _grows(old["config"].get("limit"), new.get("limit")):
+            if not same_run(old["config"], new, diff):
                 raise RunConfigMismatch(
                     f"{run_dir} holds a run with another configuration (differs in: "
                     f"{', '.join(diff)}); use a new --out directory"
                     + (" (a run's --limit may grow, not shrink)" if diff == ["limit"] else "")
                 )
-            # A larger --limit keeps every item the smaller one picked (datasets.subsample):
-            # the run grows, and its manifest says from what.
-            grown = {"limit": old["config"].get("limit"), "created": old.get("created")}
-            manifest["grown_from"] = [*old.get("grown_from", []), grown]
-            _write_manifest(path, manifest)
+            if "limit" in diff:
+                # A larger --limit keeps every item the smaller one picked (datasets.
+                # subsample): the run grows, and its manifest says from what.
+                grown = {"limit": old["config"].get("limit"), "created": old.get("created")}
+                manifest["grown_from"] = [*old.get("grown_from", []), grown]
+                _write_manifest(path, manifest)
     else:
         _write_manifest(path, manifest)
     return run_dir
-
-
-def _grows(old: Any, new: Any) -> bool:
-    """Whether a run of ``old`` items extended to ``new`` keeps them all (None: every item)."""
-    return isinstance(old, int) and (new is None or (isinstance(new, int) and new > old))
 
 
 def _write_manifest(path: Path, manifest: dict[str, Any]) -> None:

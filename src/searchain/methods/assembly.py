@@ -25,7 +25,7 @@ from typing import Any
 from searchain.llm import LLM, LLMError, make_llm
 from searchain.llm.models import answer_model
 from searchain.methods.base import Method, traced
-from searchain.methods.catalog import check_options, resolve
+from searchain.methods.catalog import build_as, check_options, resolve
 from searchain.retrieval.base import Retriever
 from searchain.scoring.confidence_checks import check_names
 from searchain.scoring.risk_bound import RiskBound, check_risk_bound
@@ -263,7 +263,7 @@ def assemble(
     llm = llm if llm is not None else open_llm(spec)
     if wanted and retriever is None:  # LLM-URL asks the LLM for its URLs
         retriever = open_retriever(spec, llm)
-    method = record.build(llm, retriever, {**options, **fixed})
+    method = build_as(spec.method, llm, retriever, options)
     runner = Runner(spec, llm, retriever, method)
     runner.abstention = abstention(spec, llm, spec.method if fixed else record.name)
     return runner

@@ -47,6 +47,7 @@ __all__ = [
     "K",
     "MethodRecord",
     "baselines",
+    "build_as",
     "build_method",
     "canonical_methods",
     "check_options",
@@ -172,11 +173,20 @@ def check_options(
 ) -> None:
     """Refuse a name method ``name`` does not take, or a value outside its setting's type,
     choices or range, before anything is opened (rules between settings are the config's)."""
-    record = record or resolve(name)[0]
+    found, fixed = resolve(name)
+    record = record or found
     settings = {s.name: s for s in record.settings()}
     unknown = set(options) - set(settings) - record.python_objects
     if unknown:
         raise ValueError(unknown_message(name, unknown, settings))
+    # A variant's fixed settings win over given ones; a given value that differs would be
+    # dropped without a word, so it is refused (the paper preset with k=5 is not the paper).
+    clash = sorted(k for k, v in options.items() if k in fixed and v is not None and v != fixed[k])
+    if clash:
+        said = ", ".join(f"{k}={fixed[k]!r} (given {options[k]!r})" for k in clash)
+        raise ValueError(
+            f"{name} fixes {said}; use {record.name} to choose {'them' if len(clash) > 1 else 'it'}"
+        )
     for key, value in options.items():
         if key in settings and (value is None or isinstance(value, bool | int | float | str)):
             settings[key].check(value)  # objects (a tools list, an LLM) are the caller's
@@ -185,9 +195,22 @@ def check_options(
 def build_method(name: str, llm: LLM, retriever: Retriever | None, **options: Any) -> Method:
     """Method ``name`` with ``options`` (its settings, checked first, and the Python objects
     its record allows)."""
+    check_options(name, options, resolve(name)[0])
+    return build_as(name, llm, retriever, options)
+
+
+def build_as(
+    name: str, llm: LLM, retriever: Retriever | None, options: Mapping[str, Any]
+) -> Method:
+    """Method ``name`` built from checked ``options`` and what the variant ``name`` fixes. A
+    variant whose settings leave the method its record's own name (a preset, unlike an
+    ablation that names itself from its config) is named ``name``: its traces and a run's
+    records say which one ran, beside the method itself."""
     record, fixed = resolve(name)
-    check_options(name, options, record)
-    return record.build(llm, retriever, {**options, **fixed})
+    method = record.build(llm, retriever, {**options, **fixed})
+    if fixed and getattr(method, "name", None) == record.name:
+        method.name = name  # type: ignore[misc]
+    return method
 
 
 _loaded = False
