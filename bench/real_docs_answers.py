@@ -458,7 +458,7 @@ def cmd_run(args: argparse.Namespace) -> None:
     corpus = fetch_documents(qset.sources, qset.corpus_name)
     if not (qset.index / "documents.json").exists() and any(a != PEER for a in args.arms):
         raise SystemExit(f"no index at {qset.index}: run `{Path(__file__).name} setup`")
-    cache = args.cache or False
+    cache = str(args.cache) if args.cache else False
     for arm in args.arms:
         out = folder / f"{arm}.jsonl"
         done = load_records(out)
@@ -468,8 +468,10 @@ def cmd_run(args: argparse.Namespace) -> None:
             if q["id"] not in done or (args.retry_failed and done[q["id"]]["status"] != "ok")
         ]
         print(f"{arm}: {len(todo)} of {len(questions)} questions to answer", file=sys.stderr)
-        if not todo:
-            continue
+        manifest = folder / "manifest.json"
+        recorded = json.loads(manifest.read_text()) if manifest.exists() else {}
+        if not todo and (arm in recorded or arm == PEER):
+            continue  # (a searchain arm whose settings were never written gets them now)
         config = {"threads": args.threads, "gguf": str(model_path(args.model))}
         if arm == PEER:
             header = run_peer(args.model, todo, out, args.threads, corpus)
