@@ -137,13 +137,17 @@ def test_a_calibrated_answer_of_the_shipped_configuration() -> None:
         ({"task": "open"}, "task open, fit on multihop"),
         ({"label_rule": 1}, "node-label rule version 1, fit on 2"),
         ({"prompt_form": "completion"}, "prompt form completion, fit on chat"),
+        (
+            {"final_step": "evidence", "evidence_sources": "path+question"},
+            "final step evidence:path+question, fit on tracing",
+        ),
     ],
 )
 def test_another_configuration_is_not_shown_as_a_probability(
     change: dict[str, Any], said: str
 ) -> None:
-    """An ablation, another question position, corpus, task, label rule or prompt form: an
-    uncalibrated score that says why (and where the calibrator was fit)."""
+    """An ablation, another question position, corpus, task, label rule, prompt form or final
+    step: an uncalibrated score that says why (and where the calibrator was fit)."""
     trace = _searchain_trace()
     if "method" in change:
         trace.method = change["method"]

@@ -237,11 +237,17 @@ def test_password_never_printed_traced_or_stored(pg_url: str, folder: Path) -> N
 def test_hostile_collection_name_refused(pg_url: str, tmp_path: Path, name: str) -> None:
     from urllib.parse import quote
 
+    (tmp_path / "a.md").write_text("A note.")
+    # The table exists before the hostile name comes (whatever ran before), so its survival
+    # below says the name did nothing.
+    made = CliRunner().invoke(
+        cli_app, ["index", str(tmp_path / "a.md"), "--out", f"{pg_url}&collection=guard"]
+    )
+    assert made.exit_code == 0, made.output
     with pytest.raises(PostgresTargetError, match="invalid collection name"):
         parse_target(f"{pg_url}&collection={quote(name)}", collection=name or None) if name else (
             parse_target(pg_url, collection="-x")
         )
-    (tmp_path / "a.md").write_text("A note.")
     res = CliRunner().invoke(
         cli_app, ["index", str(tmp_path / "a.md"), "--out", f"{pg_url}&collection={quote(name)}"]
     )

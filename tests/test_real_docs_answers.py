@@ -23,6 +23,7 @@ def bench():
 
 
 B = bench()
+T = sys.modules["real_docs_table"]  # the table's rules (imported by the bench)
 PDF_Q = {
     "id": "mg-name-length",
     "answer": "keep its length within 30 characters",
@@ -85,16 +86,16 @@ def test_the_answer_passage_is_in_hand_through_markup_and_glued_words() -> None:
 
 def test_where_each_item_stands() -> None:
     ok = {"status": "ok", "arm": "searchain", "nodes": 2, "node_had_answer": False}
-    assert B.category({"status": "failed", "arm": "searchain"}) == "failed"
-    assert B.category(ok | {"cover_em": 1.0, "cite_file": 1.0}) == B.CATEGORIES[0]
-    assert B.category(ok | {"cover_em": 1.0, "cite_file": 0.0}) == B.CATEGORIES[1]
-    assert B.category(ok | {"cover_em": 0.0, "nodes": 0, "in_hand": True}) == "plan not parsed"
+    assert T.category({"status": "failed", "arm": "searchain"}) == "failed"
+    assert T.category(ok | {"cover_em": 1.0, "cite_file": 1.0}) == T.CATEGORIES[0]
+    assert T.category(ok | {"cover_em": 1.0, "cite_file": 0.0}) == T.CATEGORIES[1]
+    assert T.category(ok | {"cover_em": 0.0, "nodes": 0, "in_hand": True}) == "plan not parsed"
     lost = ok | {"cover_em": 0.0, "node_had_answer": True, "in_hand": True}
-    assert B.category(lost) == "a node had the answer, the final answer lost it"
+    assert T.category(lost) == "a node had the answer, the final answer lost it"
     missed = ok | {"cover_em": 0.0, "in_hand": False}
-    assert B.category(missed) == "retrieval missed the answer passage"
+    assert T.category(missed) == "retrieval missed the answer passage"
     peer = {"status": "ok", "arm": "llamaindex", "cover_em": 0.0, "in_hand": True}
-    assert B.category(peer) == "answer passage in hand, answer wrong"
+    assert T.category(peer) == "answer passage in hand, answer wrong"
 
 
 def test_in_hand_counts_only_the_passages_the_answering_step_read() -> None:
@@ -118,7 +119,40 @@ def test_in_hand_counts_only_the_passages_the_answering_step_read() -> None:
 
 def test_the_table_says_how_often_searchain_answered_as_one_hop() -> None:
     rows = {"a": {"hops": 1}, "b": {"hops": 3}, "c": {"hops": 0}, "d": {}}
-    assert B.one_hop_rows({"searchain": rows, "retrieve-read": {"a": {}}}) == [
+    assert T.one_hop_rows({"searchain": rows, "retrieve-read": {"a": {}}}) == [
         "",
         "searchain answered 2 of 3 questions as one hop (at most one answered node on its path).",
     ]
+
+
+def test_the_table_names_the_right_answers_only_the_node_queries_made_possible() -> None:
+    rows = {
+        "a": {"id": "a", "cover_em": 1.0, "in_hand": True, "in_hand_question": False},  # nodes only
+        "b": {"id": "b", "cover_em": 1.0, "in_hand": True, "in_hand_question": True},
+        "c": {"id": "c", "cover_em": 0.0, "in_hand": True, "in_hand_question": False},  # not right
+        "d": {"id": "d", "cover_em": 1.0, "in_hand": True},  # tracing: the evidence roles unknown
+    }
+    assert T.node_only_rows(
+        {"searchain-evidence": rows, "searchain-tracing": {"d": rows["d"]}}
+    ) == [
+        "",
+        "searchain-evidence: 1 of its 2 right answers had their passages in hand only through "
+        "the node queries: a.",
+    ]
+
+
+def test_in_hand_question_reads_the_evidence_steps_roles() -> None:
+    """A needed passage the evidence step read only as a node's passage is not in hand through
+    the question's own top-k."""
+    from searchain.types import Node, Passage, Trace
+
+    page = Passage(id=f"{GUIDE}#3", text="Please keep its length within 30 characters.",
+                   source={"path": GUIDE, "page": 17})  # fmt: skip
+    node = Node("r1.1", "How long may the name be?", "30", "ir-completed", "q", passages=[page])
+    trace = Trace(question="q", method="searchain", nodes=[node], answer="30")
+    trace.meta["final_read"] = [page.id]
+    trace.meta["evidence"] = {"passages": [{"id": page.id, "roles": ["completes r1.1"]}]}
+    record = B.trace_record(PDF_Q, trace)
+    assert record["in_hand"] and record["in_hand_question"] is False
+    trace.meta["evidence"]["passages"][0]["roles"].append("question rank 2")
+    assert B.trace_record(PDF_Q, trace)["in_hand_question"] is True

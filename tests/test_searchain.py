@@ -30,7 +30,7 @@ from searchain.types import Citation, Trace
 
 # The recordings replayed here were made with the paper's CoQ prompt (the question in the
 # instruction), before question-last became the default (issue 31).
-PAPER = {"question_position": "instruction"}
+PAPER = {"question_position": "instruction", "final_step": "tracing"}
 
 
 @pytest.fixture(scope="module")

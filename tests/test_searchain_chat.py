@@ -44,14 +44,17 @@ def _check(trace: Trace) -> None:
         assert trace.final_content and not trace.citations
         return
     assert nodes, "a chain of nodes"
-    # The traced final content cites the verified path: every mark resolves to a passage.
+    # The final content cites what the answering step read (the evidence step's passages by
+    # default, the verified path when tracing): every mark resolves to a passage.
     assert trace.final_content and trace.references
     for c in trace.citations:  # resolved to a passage of the path, or said not to be
         if c.passage_id is None:
             assert any(f"[{c.mark}]" in e for e in trace.errors), trace.errors
         else:
             assert c.passage_id in {p.id for p in trace.references}
-    model_marks = citations.marks(trace.meta["tracing_output"])
+    written = trace.meta.get("evidence_output", trace.meta.get("tracing_output"))
+    assert written is not None, "what the model wrote is kept"
+    model_marks = citations.marks(written)
     # A mark outside the path is not dropped silently: the trace says so.
     assert all(1 <= m <= len(trace.references) for m in model_marks) or any(
         "points to" in e for e in trace.errors

@@ -25,7 +25,7 @@ from searchain.retrieval import BM25Index, default_index
 from searchain.types import Completion, CompletionResult, Node, Passage, Trace
 
 # The recordings were made with the paper's CoQ prompt (the question in the instruction).
-PAPER = {"question_position": "instruction"}
+PAPER = {"question_position": "instruction", "final_step": "tracing"}
 CHAT_MODEL = "qwen2.5-coder-0.5b"
 
 
@@ -181,10 +181,11 @@ def test_the_paper_settings_leave_the_evidence_knobs_out_of_a_manifest() -> None
     from searchain.eval.methods import config_values
 
     assert not {"final_step", "evidence_k", "evidence_max_tokens"} & set(
-        config_values(SearChainConfig())
+        config_values(SearChainConfig(**PAPER))
     )
-    changed = config_values(SearChainConfig(final_step="evidence"))
+    changed = config_values(SearChainConfig())  # the default since issue 50's measurement
     assert changed["final_step"] == "evidence"
+    assert changed["evidence_sources"] == "path+question"
     with pytest.raises(ValueError, match="final_step"):
         SearChainConfig(final_step="vote").validate()
 
@@ -212,7 +213,7 @@ def test_the_papers_tracing_says_it_read_no_passage(index, embedder, hotpot) -> 
         hotpot[0]["question_text"]
     )
     assert trace.meta["final_read"] == [] and trace.references  # cited, never read
-    assert trace.meta["hops"] == 1 and "final_step" not in trace.meta
+    assert trace.meta["hops"] == 1 and trace.meta["final_step"] == "tracing"
 
 
 def _node(nid: str, query: str, answer: str | None, status: str = "verified") -> Node:
@@ -272,10 +273,13 @@ def test_path_and_question_also_reads_the_passages_of_unconfirmed_nodes(
     index, embedder, hotpot
 ) -> None:
     """θ = 0 leaves hotpot[0]'s node unconfirmed: ``evidence_sources="path+question"`` reads
-    the passage IR found for it (after the confirmed ones), the default does not."""
+    the passage IR found for it (after the confirmed ones), chain+question does not."""
     question = hotpot[0]["question_text"]
     settings = {"theta": 0.0, "evidence_max_tokens": 4000}
-    both = run(recorded_llm("searchain"), index, embedder, question, **settings)
+    both = run(
+        recorded_llm("searchain"), index, embedder, question,
+        evidence_sources="chain+question", **settings,
+    )  # fmt: skip
     path = run(
         recorded_llm("searchain"), index, embedder, question,
         evidence_sources="path+question", **settings,

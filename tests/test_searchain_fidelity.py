@@ -52,7 +52,7 @@ FIG_8 = (
 
 # The recordings replayed here were made with the paper's CoQ prompt (the question in the
 # instruction), before question-last became the default (issue 31).
-PAPER = {"question_position": "instruction"}
+PAPER = {"question_position": "instruction", "final_step": "tracing"}
 # What the question line of each task's prompt ends with (the paper's figures 9 and 10).
 QUESTION_LINE = {
     "multihop": '[Question]: "Q?"',

@@ -138,7 +138,8 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> BM25Index:
 @pytest.mark.slow
 def test_real_chat_searchain_traces_after_the_demos(chat_llm, index, hotpot) -> None:
     method = SearChain(chat_llm, index, LLMReader(chat_llm),
-                       SearChainConfig(r_max=2, tracing_context="demos"))  # fmt: skip
+                       SearChainConfig(r_max=2, final_step="tracing",
+                                       tracing_context="demos"))  # fmt: skip
     trace = method.run(hotpot[1]["question_text"])
     assert trace.meta["tracing_context"] == "demos"
     assert trace.answer.strip() and trace.final_content.strip()

@@ -2,10 +2,10 @@
 
 A calibrator's probability holds for the configuration its items were answered with and for
 nothing else: another method (an ablation included), model, prompt form, question position,
-node-label rule, task or corpus makes other answers with other signals. So a calibrator file
-names its configuration (:func:`configuration` of its items' traces), an answer's trace gives
-its own, and a calibrator maps only an answer whose configuration is the same
-(:func:`differences`). The costly checks run (``+likelihood``) choose the calibrator's file
+final step, node-label rule, task or corpus makes other answers with other signals. So a
+calibrator file names its configuration (:func:`configuration` of its items' traces), an
+answer's trace gives its own, and a calibrator maps only an answer whose configuration is the
+same (:func:`differences`). The costly checks run (``+likelihood``) choose the calibrator's file
 (``searchain+likelihood``); they run after the answer and leave it as it is, so a check
 without a calibrator of its own leaves the method's probability valid ("shown, not used").
 """
@@ -26,6 +26,7 @@ FIELDS = (
     "model",
     "prompt_form",
     "question_position",
+    "final_step",
     "label_rule",
     "task",
     "corpus",
@@ -36,6 +37,7 @@ WORDS = {
     "model": "model",
     "prompt_form": "prompt form",
     "question_position": "question position",
+    "final_step": "final step",
     "label_rule": "node-label rule version",
     "task": "task",
     "corpus": "corpus",
@@ -54,6 +56,15 @@ def question_position(trace: Trace) -> str | None:
     return "last" if template.endswith(QUESTION_LAST) else "instruction"
 
 
+def final_step(trace: Trace) -> str | None:
+    """How SearChain wrote its answer: ``tracing`` (also every trace made before the setting
+    was recorded: the only final step then) or ``evidence:<its sources>``; None elsewhere."""
+    if not _searchain(trace):
+        return None
+    step = str(trace.meta.get("final_step", "tracing"))
+    return f"{step}:{trace.meta['evidence_sources']}" if step == "evidence" else step
+
+
 def label_rule(trace: Trace) -> int | None:
     """SearChain's node-label rule version (1 when the trace does not say; None elsewhere)."""
     return int(trace.meta.get(LABEL_RULE_KEY, 1)) if _searchain(trace) else None
@@ -66,6 +77,7 @@ def configuration(trace: Trace, model: str) -> dict[str, Any]:
         "model": model,
         "prompt_form": trace.meta.get("prompt_form"),
         "question_position": question_position(trace),
+        "final_step": final_step(trace),
         "label_rule": label_rule(trace),
         "task": trace.meta.get("task"),
         "corpus": trace.meta.get(CORPUS_KEY),

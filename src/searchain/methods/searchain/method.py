@@ -207,10 +207,13 @@ class SearChain:
         cfg, trace, question = self.config, state.trace, state.question
         if cfg.use_ir:
             flag_drift(trace, question)  # what each node searched, and whether it left the question
+            # The configured final step (part of the configuration a calibrator holds for).
+            trace.meta["final_step"] = cfg.final_step
+            if cfg.final_step == "evidence":
+                trace.meta["evidence_sources"] = cfg.evidence_sources
         if cfg.use_ir and not state.path and not branch_nodes(trace) and chain.final_content:
             answer_from_content(trace, question, chain)
         elif cfg.use_ir and cfg.final_step == "evidence":
-            trace.meta["final_step"] = cfg.final_step
             evidence_answer(trace, question, state.path, self.llm, self.retriever, cfg)  # type: ignore[arg-type]
         elif cfg.use_ir:
             tracing(trace, state.path, rounds, form, cfg)
