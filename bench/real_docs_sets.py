@@ -11,7 +11,8 @@ Two question sets over Debian documentation, each with its own documents, index 
 
 An arm is a method of searchain's catalog with settings (what ``-O`` sets), or the
 LlamaIndex peer. ``searchain`` is whatever the method's default is when it runs (its
-settings are in the manifest); the named variants pin the setting they are about.
+settings are in the manifest); the named variants pin the settings they are about (all of
+them: a default that changes later cannot change what an arm's records mean).
 """
 
 from __future__ import annotations
@@ -66,7 +67,10 @@ ARMS: dict[str, tuple[str, dict[str, Any]]] = {
     "retrieve-read": ("retrieve-read", {}),
     "searchain": ("searchain", {}),
     "searchain-tracing": ("searchain", {"final_step": "tracing"}),
-    "searchain-evidence": ("searchain", {"final_step": "evidence"}),
+    "searchain-evidence": (
+        "searchain",
+        {"final_step": "evidence", "evidence_sources": "chain+question"},
+    ),
     "searchain-evidence-path": (
         "searchain",
         {"final_step": "evidence", "evidence_sources": "path+question"},
