@@ -12,5 +12,7 @@ CACHE_DIR="${SEARCHAIN_BENCH_CACHE:-$HOME/.cache/searchain-bench}/real-docs"
 run() { .venv/bin/python bench/real_docs_answers.py run "$@"; }
 run --set tune --limit 20 --cache "$CACHE_DIR/tune-llm-calls.sqlite" \
   --arms searchain-evidence,searchain-tracing,searchain-evidence-path,retrieve-read
+# The default the tune run chose (path+question) right after the first arm: the chain's calls
+# come from the cache, so only its evidence call is computed.
 run --set reported --cache "$CACHE_DIR/llm-calls.sqlite" \
-  --arms searchain-evidence,searchain-evidence-question,searchain-tracing
+  --arms searchain-evidence,searchain-evidence-path,searchain-evidence-question,searchain-tracing
