@@ -446,7 +446,6 @@ def cmd_setup(args: argparse.Namespace) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> None:
-    from searchain.llm.models import model_path
 
     # A plain kill ends the run through its ``finally`` blocks: the model server goes too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -459,27 +458,47 @@ def cmd_run(args: argparse.Namespace) -> None:
     if not (qset.index / "documents.json").exists() and any(a != PEER for a in args.arms):
         raise SystemExit(f"no index at {qset.index}: run `{Path(__file__).name} setup`")
     cache = str(args.cache) if args.cache else False
+    if args.interleave:  # question by question, each arm in turn: both meet the same load
+        for q in questions:
+            for arm in args.arms:
+                answer_arm(args, arm, [q], folder, qset, corpus, cache)
+        return
     for arm in args.arms:
-        out = folder / f"{arm}.jsonl"
-        done = load_records(out)
-        todo = [
-            q
-            for q in questions
-            if q["id"] not in done or (args.retry_failed and done[q["id"]]["status"] != "ok")
-        ]
-        print(f"{arm}: {len(todo)} of {len(questions)} questions to answer", file=sys.stderr)
-        manifest = folder / "manifest.json"
-        recorded = json.loads(manifest.read_text()) if manifest.exists() else {}
-        if not todo and (arm in recorded or arm == PEER):
-            continue  # (a searchain arm whose settings were never written gets them now)
-        config = {"threads": args.threads, "gguf": str(model_path(args.model))}
-        if arm == PEER:
-            header = run_peer(args.model, todo, out, args.threads, corpus)
-            config |= {"corpus": str(corpus), "server_n_ctx": SERVER_CTX, "peer": header}
-        else:
-            config |= {"index": str(qset.index), "cache": str(cache)}
-            config |= run_searchain(arm, args.model, todo, out, args.threads, qset.index, cache)
-        write_manifest(folder, {arm: config | {"searchain_commit": git_commit()}})
+        answer_arm(args, arm, questions, folder, qset, corpus, cache)
+
+
+def answer_arm(
+    args: argparse.Namespace,
+    arm: str,
+    questions: list[dict],
+    folder: Path,
+    qset: QuestionSet,
+    corpus: Path,
+    cache: Any,
+) -> None:
+    """Answer those of ``questions`` the arm has no record of, and record its settings."""
+    from searchain.llm.models import model_path
+
+    out = folder / f"{arm}.jsonl"
+    done = load_records(out)
+    todo = [
+        q
+        for q in questions
+        if q["id"] not in done or (args.retry_failed and done[q["id"]]["status"] != "ok")
+    ]
+    print(f"{arm}: {len(todo)} of {len(questions)} questions to answer", file=sys.stderr)
+    manifest = folder / "manifest.json"
+    recorded = json.loads(manifest.read_text()) if manifest.exists() else {}
+    if not todo and (arm in recorded or arm == PEER):
+        return  # (a searchain arm whose settings were never written gets them now)
+    config = {"threads": args.threads, "gguf": str(model_path(args.model))}
+    if arm == PEER:
+        header = run_peer(args.model, todo, out, args.threads, corpus)
+        config |= {"corpus": str(corpus), "server_n_ctx": SERVER_CTX, "peer": header}
+    else:
+        config |= {"index": str(qset.index), "cache": str(cache)}
+        config |= run_searchain(arm, args.model, todo, out, args.threads, qset.index, cache)
+    write_manifest(folder, {arm: config | {"searchain_commit": git_commit()}})
 
 
 def cmd_table(args: argparse.Namespace) -> None:
@@ -517,6 +536,9 @@ def main() -> None:
         if name == "run":
             p.add_argument("--threads", type=int, default=1, help="llama.cpp threads, every arm")
             p.add_argument("--retry-failed", action="store_true", help="redo failed items")
+            p.add_argument("--interleave", action="store_true",
+                           help="question by question, each arm in turn (fair seconds on a "
+                           "shared machine; the peer is not interleaved)")  # fmt: skip
             p.add_argument("--cache", type=Path, default=None,
                            help="a call cache file shared by arms (default: none, every call "
                            "computed); seconds count only items with no cached call")  # fmt: skip
