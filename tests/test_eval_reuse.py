@@ -96,6 +96,17 @@ def test_another_model_file_or_a_started_run_is_refused(tmp_path: Path) -> None:
         reuse_records(tmp_path / "nowhere", new, _config(), ENV)
 
 
+def test_a_run_of_another_label_rule_lends_only_what_has_no_node_labels(tmp_path: Path) -> None:
+    """SearChain's records depend on the node-label rule; retrieve-read's do not."""
+    old = _old_run(tmp_path / "old", _config())
+    manifest = old / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["label_rule"] = 1  # a run made before the rule was versioned
+    manifest.write_text(json.dumps(data))
+    new = prepare_run_dir(tmp_path / "new", _config(), ENV)
+    assert reuse_records(old, new, _config(), ENV) == {"retrieve-read": 2}
+
+
 @pytest.mark.slow
 def test_eval_reuses_the_unchanged_method_with_the_real_model(tmp_path: Path) -> None:
     """The embedded Gemma answers one item with two methods; a second run that changes

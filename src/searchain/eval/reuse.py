@@ -17,7 +17,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from searchain.eval.runner import MANIFEST, RESULTS, environment_changes, read_results
+from searchain.eval.runner import (
+    LABEL_RULE_CHANGE,
+    MANIFEST,
+    RESULTS,
+    environment_changes,
+    read_results,
+)
 
 # Keys of a run's config that belong to single methods, compared per method instead.
 PER_METHOD = ("methods", "method_config", "options")
@@ -43,11 +49,24 @@ def reusable_methods(
             f"{source} was run with another {', '.join(differ)}: its records "
             "do not answer this run's questions the same way"
         )
-    changed = [c for c in environment_changes(source, environment) if "package" not in c]
+    changes = [c for c in environment_changes(source, environment) if "package" not in c]
+    # Another node-label rule changes SearChain's records only: the other methods may lend.
+    relabelled = any(c.startswith(LABEL_RULE_CHANGE) for c in changes)
+    changed = [c for c in changes if not c.startswith(LABEL_RULE_CHANGE)]
     if changed:
         raise ReuseRefused(f"{source}: {'; '.join(changed)}")
     before, now = old.get("method_config", {}), config.get("method_config", {})
-    return [m for m in config.get("methods", []) if m in before and before[m] == now.get(m)]
+    return [
+        m
+        for m in config.get("methods", [])
+        if m in before and before[m] == now.get(m) and not (relabelled and labels_nodes(m))
+    ]
+
+
+def labels_nodes(method: str) -> bool:
+    """Whether ``method``'s records carry SearChain's node labels (SearChain and its
+    variants)."""
+    return method.startswith("searchain")
 
 
 def _grown(key: str, old: dict[str, Any], new: dict[str, Any]) -> bool:

@@ -164,6 +164,9 @@ def runtime_environment(llm: Any = None, retriever: Any = None) -> dict[str, Any
     return env
 
 
+LABEL_RULE_CHANGE = "SearChain's node labels follow rule"  # how that change is said
+
+
 def environment_changes(run_dir: str | Path, environment: dict[str, Any]) -> list[str]:
     """What differs between the environment that started a run and the one resuming it: a
     different model file or index makes the finished and the new items incomparable, so
@@ -177,9 +180,7 @@ def environment_changes(run_dir: str | Path, environment: dict[str, Any]) -> lis
     old = manifest.get("environment") or {}
     changes = []
     if (rule := manifest.get("label_rule", FIRST_LABEL_RULE)) != LABEL_RULE:
-        changes.append(
-            f"SearChain's node labels follow rule {LABEL_RULE} (the run started with rule {rule})"
-        )
+        changes.append(f"{LABEL_RULE_CHANGE} {LABEL_RULE} (the run started with rule {rule})")
     for key, what in (("model", "the model"), ("index", "the index")):
         if key in old and key in environment and old[key] != environment[key]:
             changes.append(f"{what} differs from the one that started this run")
