@@ -1,9 +1,8 @@
 #!/bin/bash
 # Issue 50's reported HotpotQA-100 run of SearChain's default (final_step=evidence,
 # evidence_sources=path+question, question last), Qwen2.5-Coder-1.5B-Instruct, one llama.cpp
-# thread, one item at a time. Retrieve-read is the recorded HotpotQA-100 run's (same items, same
-# settings): `--reuse-from` refuses that run as a whole (its SearChain labels are rule 1), so
-# the pairing is made at report time on the item ids.
+# thread, one item at a time; retrieve-read's records come from the recorded HotpotQA-100 run
+# (same items, same settings: --reuse-from), so the two are paired on the same items.
 # Then the ablation (the evidence step reads the question's own top-k alone), whose chain
 # calls come from the call cache. Resumable: run it again.
 #   nohup bench/issue50_hotpotqa.sh > /tmp/issue50-hotpotqa.log 2>&1 &
@@ -15,6 +14,7 @@ eval_100() {
   .venv/bin/searchain eval --dataset hotpotqa --limit 100 --seed 0 --model qwen2.5-coder-1.5b \
     --concurrency 1 "$@"
 }
-eval_100 --methods searchain --out "$RUNS/hotpotqa-100-evidence"
+eval_100 --methods searchain,retrieve-read --reuse-from "$RUNS/hotpotqa-100" \
+  --out "$RUNS/hotpotqa-100-evidence"
 eval_100 --methods searchain -O searchain.evidence_sources=question \
   --out "$RUNS/hotpotqa-100-evidence-question"
