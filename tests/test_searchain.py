@@ -19,6 +19,7 @@ from recordings import RECORD, recorded_llm
 from searchain.events import listening
 from searchain.llm import CachedLLM
 from searchain.llm.local import LocalLLM
+from searchain.methods.builtin import SEARCHAIN_PAPER
 from searchain.methods.catalog import build_method, make_embedder
 from searchain.methods.searchain import SearChain, SearChainConfig, skc
 from searchain.methods.searchain.node_labels import LABEL_RULE, label
@@ -30,7 +31,7 @@ from searchain.types import Citation, Trace
 
 # The recordings replayed here were made with the paper's CoQ prompt (the question in the
 # instruction), before question-last became the default (issue 31).
-PAPER = {"question_position": "instruction", "final_step": "tracing"}
+PAPER = SEARCHAIN_PAPER  # the recordings were made with the paper preset's settings
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +95,7 @@ def test_end_to_end_real_model_on_three_questions(index, corpus_ids, hotpot, emb
 # The recordings of these scenarios were made when the reader's g was written into the chain
 # after feedback (now ``answer_after_feedback="reader"``); the paper's default, the model
 # writing its new answer a', has its own recorded scenarios below.
-RECORDED_AS = {"answer_after_feedback": "reader", **PAPER}
+RECORDED_AS = {**PAPER, "answer_after_feedback": "reader"}
 
 
 def run_case(index, embedder, hotpot, i: int, **cfg) -> Trace:

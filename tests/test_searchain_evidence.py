@@ -12,6 +12,7 @@ import pytest
 
 from recordings import Observed, recorded_llm
 from searchain.llm.base import LLM, GenerationParams, Message
+from searchain.methods.builtin import SEARCHAIN_PAPER
 from searchain.methods.catalog import make_embedder
 from searchain.methods.searchain import SearChain, SearChainConfig
 from searchain.methods.searchain.evidence_answer import (
@@ -25,7 +26,7 @@ from searchain.retrieval import BM25Index, default_index
 from searchain.types import Completion, CompletionResult, Node, Passage, Trace
 
 # The recordings were made with the paper's CoQ prompt (the question in the instruction).
-PAPER = {"question_position": "instruction", "final_step": "tracing"}
+PAPER = SEARCHAIN_PAPER  # the recordings were made with the paper preset's settings
 CHAT_MODEL = "qwen2.5-coder-0.5b"
 
 

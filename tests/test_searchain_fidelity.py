@@ -15,6 +15,7 @@ import pytest
 
 from recordings import Observed, recorded_llm
 from searchain import prompts
+from searchain.methods.builtin import SEARCHAIN_PAPER
 from searchain.methods.catalog import make_embedder
 from searchain.methods.searchain import NO_IR_TASKS, TASKS, SearChain, SearChainConfig
 from searchain.methods.searchain.coq_parser import parse_chain
@@ -52,7 +53,7 @@ FIG_8 = (
 
 # The recordings replayed here were made with the paper's CoQ prompt (the question in the
 # instruction), before question-last became the default (issue 31).
-PAPER = {"question_position": "instruction", "final_step": "tracing"}
+PAPER = SEARCHAIN_PAPER  # the recordings were made with the paper preset's settings
 # What the question line of each task's prompt ends with (the paper's figures 9 and 10).
 QUESTION_LINE = {
     "multihop": '[Question]: "Q?"',

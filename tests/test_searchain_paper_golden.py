@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from searchain.methods.builtin import SEARCHAIN_PAPER
+
 sys.path.insert(0, str(Path(__file__).parent))  # recordings.py, when run as a script
 
 from recordings import recorded_llm
@@ -25,7 +27,7 @@ from recordings import recorded_llm
 GOLDEN = Path(__file__).parent / "data" / "searchain_golden.json"
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "hotpotqa" / "dev_subsampled.jsonl"
 # The recordings were made with the paper's CoQ prompt (question in the instruction).
-PAPER = {"question_position": "instruction", "final_step": "tracing"}
+PAPER = SEARCHAIN_PAPER  # the recordings were made with the paper preset's settings
 READER_FORM = {**PAPER, "answer_after_feedback": "reader"}
 # name: (HotpotQA item, settings): the scenarios tests/test_searchain*.py replay.
 SCENARIOS: dict[str, tuple[int, dict[str, Any]]] = {
