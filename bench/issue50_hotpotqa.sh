@@ -14,7 +14,10 @@ eval_100() {
   .venv/bin/searchain eval --dataset hotpotqa --limit 100 --seed 0 --model qwen2.5-coder-1.5b \
     --concurrency 1 "$@"
 }
-eval_100 --methods searchain,retrieve-read --reuse-from "$RUNS/hotpotqa-100" \
-  --out "$RUNS/hotpotqa-100-evidence"
+OUT="$RUNS/hotpotqa-100-evidence"
+# --reuse-from only starts a run; once the run holds records, it resumes as it is.
+REUSE=(--reuse-from "$RUNS/hotpotqa-100")
+[ -s "$OUT/results.jsonl" ] && REUSE=()
+eval_100 --methods searchain,retrieve-read "${REUSE[@]}" --out "$OUT"
 eval_100 --methods searchain -O searchain.evidence_sources=question \
   --out "$RUNS/hotpotqa-100-evidence-question"

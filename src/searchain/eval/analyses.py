@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 from searchain.scoring import as_golds, cover_em
+from searchain.text import contains_answer
 from searchain.types import Trace
 
 KNOWLEDGE_SOURCES = ("llm", "ir-corrected", "ir-completed")
@@ -165,3 +166,27 @@ def efficiency(traces: Iterable[Trace | None]) -> dict[str, float]:
         "llm_calls": mean(t.usage.llm_calls for t in done),
         "llm_seconds": mean(t.usage.llm_seconds for t in done),
     }
+
+
+def node_only_answers(answered: Iterable[tuple[Trace | None, bool]]) -> dict[str, int]:
+    """Issue 50: of SearChain's right answers written by the evidence step, how many state an
+    answer found only in passages the node queries brought (read by the answering step, in
+    none of the passages the user's own words retrieved) — what the chain itself added.
+    ``answered``: (trace, right) pairs. ``answers``: right answers of the evidence step;
+    ``node_only``: of them, those. Tracing-step traces (no ``meta.evidence``) are not counted."""
+    answers = node_only = 0
+    for trace, right in answered:
+        read = (trace.meta.get("evidence") or {}).get("passages") if trace else None
+        if not read or not right:
+            continue
+        answers += 1
+        text = {p.id: p.text for p in trace.references}
+        asked = [e["id"] for e in read if any(r.startswith("question") for r in e["roles"])]
+        others = [e["id"] for e in read if e["id"] not in asked]
+        node_only += _states(text, others, trace.answer) and not _states(text, asked, trace.answer)
+    return {"answers": answers, "node_only": node_only}
+
+
+def _states(text: dict[str, str], ids: Iterable[str], answer: str) -> bool:
+    """Whether any of the passages ``ids`` states ``answer`` (whole words, normalised)."""
+    return any(contains_answer(text.get(i, ""), answer) for i in ids)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -146,7 +146,8 @@ def analyses(
         name = run.name
         out += _efficiency(name, traces)
         if "searchain" in traces:
-            out += _searchain_nodes(name, traces["searchain"].values())
+            right = {i: correct[("searchain", i)] for i in traces["searchain"]}
+            out += _searchain_nodes(name, traces["searchain"], right)
         if "searchain" in traces and "searchain-no-ir" in traces:
             ids = [i for i in traces["searchain"] if i in traces["searchain-no-ir"]]
             fx = ir_effects(
@@ -206,11 +207,15 @@ def _efficiency(name: str, traces: dict[str, dict[str, Any]]) -> list[str]:
     return out
 
 
-def _searchain_nodes(name: str, traces: Iterable[Any]) -> list[str]:
-    """Where SearChain's nodes' knowledge came from (Table 2) and what IR's checks found."""
-    from searchain.eval.analyses import knowledge_source_split, node_checks
+def _searchain_nodes(
+    name: str, by_id: dict[str, Any], right: dict[str, bool]
+) -> list[str]:
+    """Where SearChain's nodes' knowledge came from (Table 2), what IR's checks found, how
+    often a question was answered as one hop, and which right answers only the node queries'
+    passages stated (issue 50)."""
+    from searchain.eval.analyses import knowledge_source_split, node_checks, node_only_answers
 
-    traces = list(traces)
+    traces = list(by_id.values())
     split = knowledge_source_split(traces)
     parts = ", ".join(f"{k} {100 * v:.1f} %" for k, v in split.items() if k != "nodes")
     checks = node_checks(traces)
@@ -229,6 +234,13 @@ def _searchain_nodes(name: str, traces: Iterable[Any]) -> list[str]:
         out.append(
             f"**{name}: answered as one hop** (at most one answered node on the path): "
             f"{one} of {len(hops)} questions ({100 * one / len(hops):.1f} %)."
+        )
+    found = node_only_answers((t, right.get(i, False)) for i, t in by_id.items())
+    if found["answers"]:
+        out.append(
+            f"**{name}: answers only the node queries found**: {found['node_only']} of the "
+            f"{found['answers']} right answers of the evidence step are stated only in "
+            "passages the node queries brought, in none the question's own words retrieved."
         )
     if checks["verified_unconfirmed"]:
         out.append(
