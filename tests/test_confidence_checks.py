@@ -233,6 +233,25 @@ def test_calibrate_fits_a_variant_from_runs_made_with_the_check(
     conf_mod.shipped_calibrator.cache_clear()
 
 
+def test_calibrate_without_a_recorded_check_fits_the_plain_calibrator(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs that recorded a check's signal also give the calibrator for answers made
+    without it (issue 51: the calibration run records MaxProb; `ask` runs without it)."""
+    monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path / "cache"))
+    conf_mod.shipped_calibrator.cache_clear()
+    run = str(_run(tmp_path / "run"))
+    args = ["calibrate", run, "--method", "retrieve-read", "--without", "nli"]
+    got = CliRunner().invoke(app, args)
+    assert got.exit_code == 0, got.output
+    path = tmp_path / "cache" / "calibrators" / "calibrator-retrieve-read--tiny.json"
+    fitted = json.loads(path.read_text())
+    assert fitted["method"] == "retrieve-read" and "answer_supported" not in fitted["features"]
+    refused = CliRunner().invoke(app, [*args[:-1], "nil"])
+    assert refused.exit_code != 0 and "no check named nil" in refused.output
+    conf_mod.shipped_calibrator.cache_clear()
+
+
 @pytest.mark.slow
 def test_ask_runs_the_check_with_the_real_model_and_says_its_cost() -> None:
     shown = CliRunner().invoke(

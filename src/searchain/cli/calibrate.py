@@ -53,19 +53,36 @@ CertifyDeltaOpt = Annotated[
 ]
 
 
+WithoutOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--without",
+        help="A check the runs recorded whose signal the calibrator must not read (maxprob, "
+        "likelihood, consistency, nli): fits the calibrator for answers made without it; "
+        "repeatable.",
+        show_default=False,
+    ),
+]
+
+
 def calibrate(
     runs: RunsArg,
     method: CalibratedMethodOpt = "searchain",
     out: CalibratorOutOpt = None,
     exclude_items_of: ExcludeOpt = None,
     risk_delta: CertifyDeltaOpt = 0.1,
+    without: WithoutOpt = None,
 ) -> None:
     """Fit a calibrator that maps an answer's signals (what the trace says about it) to the
     probability it is right, from runs made with your model: then every answer of that
     method and model carries a calibrated confidence, and --max-risk can pick a threshold.
 
     Example: searchain eval --dataset my-calibration.jsonl --methods searchain --out runs/cal
-    && searchain calibrate runs/cal --method searchain"""
+    && searchain calibrate runs/cal --method searchain
+
+    Runs made with a check (-O searchain.maxprob=true, --confidence-check likelihood) give
+    that check's calibrator (searchain+maxprob); --without maxprob fits the plain one from
+    the same runs."""
     from searchain.eval.calibrate import fit_calibrator
     from searchain.scoring.confidence import (
         calibrator_name,
@@ -74,7 +91,9 @@ def calibrate(
     )
 
     try:
-        calibrator = fit_calibrator(runs, method, exclude_items_of or (), risk_delta)
+        calibrator = fit_calibrator(
+            runs, method, exclude_items_of or (), risk_delta, without=without or ()
+        )
     except (ValueError, FileNotFoundError) as e:
         fail(str(e))
     # A run made with costly checks gives a calibrator of its own ("searchain+nli").

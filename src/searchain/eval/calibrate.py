@@ -187,11 +187,19 @@ def fit_calibrator(
     method: str,
     exclude_runs: Sequence[str | Path] = (),
     delta: float = DEFAULT_DELTA,
+    without: Sequence[str] = (),
 ) -> dict[str, Any]:
     """A calibrator for ``method`` from the runs, with its provenance; no item of
     ``exclude_runs`` (the runs reported on) is used. The split rule (``split_of``) sends
     each item to fit (the penalty chosen and the model fit on them) or to certify (scored
-    by the fitted model, certifying its threshold: ``scoring/certification.py``)."""
+    by the fitted model, certifying its threshold: ``scoring/certification.py``).
+    ``without``: checks the runs recorded whose signals this calibrator must not read (the
+    plain calibrator for answers made without them, from runs that recorded MaxProb)."""
+    unknown = sorted(set(without) - set(CHECK_SIGNALS.values()))
+    if unknown:
+        raise ValueError(
+            f"no check named {', '.join(unknown)} (checks: {', '.join(CHECK_SIGNALS.values())})"
+        )
     items = calibration_rows(run_dirs, method, item_ids(exclude_runs))
     fit, held = items.part("fit"), items.part("certify")
     if len(items.rows) < 20 or all(fit.right) or not any(fit.right) or not held.rows:
@@ -204,7 +212,11 @@ def fit_calibrator(
     config = one_configuration(items, method)
     # A costly check's signal is used when every calibration answer has it (runs made with
     # --confidence-check): the calibrator is then that variant's ("searchain+nli").
-    checked = [s for s in CHECK_SIGNALS if all(s in r for r in items.rows)]
+    checked = [
+        s
+        for s, check in CHECK_SIGNALS.items()
+        if check not in without and all(s in r for r in items.rows)
+    ]
     features = (*FEATURES.get(method, DEFAULT_FEATURES), *checked)
     variant = calibrator_variant(method, tuple(sorted({CHECK_SIGNALS[s] for s in checked})))
     l2, losses = choose_l2(fit.rows, fit.right, features)
