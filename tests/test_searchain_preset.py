@@ -121,3 +121,30 @@ def test_a_recorded_table_run_resumes_with_the_preset_pinned(run: str, tmp_path:
         else:
             with pytest.raises(RunConfigMismatch, match="method_config"):
                 prepare_run_dir(out, config)
+
+
+def test_the_preset_keeps_the_calibrators_fit_on_its_settings() -> None:
+    """The calibrators fit before issue 50 were fit on answers made with exactly the preset's
+    settings (bench/paper_calibrators.py checks each run); shipped under the preset's name,
+    they map its answers, and only answers of its configuration."""
+    from searchain.eval.calibrate import run_config, stamped
+    from searchain.scoring.confidence import assess, shipped_calibrator
+    from searchain.types import Trace
+
+    run = ROOT / "results" / "calibration" / "qwen2.5-coder-1.5b" / "hotpotqa-calibration"
+    record = next(
+        json.loads(line)
+        for line in (run / "results.jsonl").read_text().splitlines()
+        if '"method": "searchain"' in line and '"status": "ok"' in line
+    )
+    as_preset = {**record["trace"], "method": "searchain-paper"}
+    trace = stamped(Trace.from_dict(as_preset), run_config(run))
+    trace.meta["label_rule"] = 2  # as the preset labels nodes today (the calibrators' rule)
+    calibrator = shipped_calibrator("searchain-paper", "qwen2.5-coder-1.5b")
+    assert calibrator is not None and calibrator["relabelled"]
+    assert calibrator["certification"]["configuration"]["method"] == "searchain-paper"
+    conf = assess(trace, "qwen2.5-coder-1.5b")
+    assert conf.calibrated and conf.calibrator["method"] == "searchain-paper", conf.note
+    trace.meta["final_step"], trace.meta["evidence_sources"] = "evidence", "path+question"
+    other = assess(trace, "qwen2.5-coder-1.5b")
+    assert not other.calibrated and "final step evidence:path+question" in other.note
