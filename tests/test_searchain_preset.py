@@ -148,3 +148,21 @@ def test_the_preset_keeps_the_calibrators_fit_on_its_settings() -> None:
     trace.meta["final_step"], trace.meta["evidence_sources"] = "evidence", "path+question"
     other = assess(trace, "qwen2.5-coder-1.5b")
     assert not other.calibrated and "final step evidence:path+question" in other.note
+
+
+def test_the_services_options_for_searchain_leave_the_preset_its_settings() -> None:
+    """`serve -O searchain.k=3` sets SearChain's k; the preset still answers with the
+    paper's k=1 (it used to refuse every request), and options named for the preset itself are
+    refused as a client's are."""
+    from searchain.retrieval import default_index
+    from searchain.server.engine import Engine
+
+    llm = recorded_llm("searchain")
+    operator = {"searchain": {"k": 3, "final_step": "evidence", "r_max": 2}}
+    engine = Engine(llm, default_index(), method_options=operator)
+    paper = engine.runner("searchain-paper").method
+    assert (paper.config.k, paper.config.final_step, paper.config.r_max) == (1, "tracing", 5)
+    assert engine.runner("searchain").method.config.k == 3
+    own = Engine(llm, default_index(), method_options={"searchain-paper": {"k": 3}})
+    with pytest.raises(ValueError, match="fixes k=1"):
+        own.runner("searchain-paper")

@@ -123,8 +123,16 @@ class Engine(AnswerSlots):
         return found
 
     def options_for(self, name: str) -> dict[str, Any]:
-        """The operator's options for a method, with its --reader where it takes one."""
-        found = dict(self.method_options.get(self._operator_key(name), {}))
+        """The operator's options for a method, with its --reader where it takes one. Options
+        a variant inherits from its record's (``-O searchain.k=3`` for ``searchain-paper``)
+        leave out the settings the variant fixes: they are what the variant is, and the
+        operator set them for the record, not for it (options named for the variant itself
+        are checked, and a clash refused, as a client's are)."""
+        key = self._operator_key(name)
+        found = dict(self.method_options.get(key, {}))
+        if key != name:
+            fixed = catalog.resolve(name)[1]
+            found = {k: v for k, v in found.items() if k not in fixed}
         if catalog.takes(name, "reader"):
             found.setdefault("reader", self.reader)
         return found
