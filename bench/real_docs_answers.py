@@ -102,9 +102,13 @@ def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
+# A markup tag (<em>, </p>, <a href="…">), not an address in angle brackets (<me@example.org>).
+TAG = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?>")
+
+
 def squash(text: str) -> str:
     """Text compared without markup, entities, case and whitespace."""
-    return re.sub(r"\s+", "", norm(html.unescape(re.sub(r"<[^>]+>", "", text))))
+    return re.sub(r"\s+", "", norm(html.unescape(TAG.sub("", text))))
 
 
 def holds(text: str, answer: str) -> bool:

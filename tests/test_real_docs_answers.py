@@ -156,3 +156,10 @@ def test_in_hand_question_reads_the_evidence_steps_roles() -> None:
     assert record["in_hand"] and record["in_hand_question"] is False
     trace.meta["evidence"]["passages"][0]["roles"].append("question rank 2")
     assert B.trace_record(PDF_Q, trace)["in_hand_question"] is True
+
+
+def test_markup_is_dropped_but_an_address_in_angle_brackets_is_kept() -> None:
+    assert B.holds("Write to <em>the</em> list <a href='x'>here</a>", "the list here")
+    assert B.holds("Maintainer: Ana <ana@example.org>", "ana@example.org")
+    assert B.squash("Ana <ana@example.org>") == "ana<ana@example.org>"
+    assert not B.holds("Maintainer: Ana", "ana@example.org")
