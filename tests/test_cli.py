@@ -279,3 +279,28 @@ def test_a_passage_two_steps_found_is_listed_once_with_both_marks(
     assert out.count("Big Stone Gap (film)#0") == 1
     line = next(ln for ln in out.splitlines() if "Big Stone Gap (film)#0" in ln)
     assert "[1][3]" in line and "not cited" not in line  # cited through mark 3
+
+
+def test_references_say_why_the_evidence_step_read_them(capsys: pytest.CaptureFixture) -> None:
+    """SearChain's evidence step reads passages the question's words and the chain's nodes
+    found; each reference says which (issue 50)."""
+    from searchain.cli.ask import show_trace
+    from searchain.types import Citation, Passage, Trace
+
+    gap = Passage(id="Big Stone Gap (film)#0", title="Big Stone Gap (film)", text="A film.")
+    other = Passage(id="Nola (film)#0", title="Nola (film)", text="Another film.")
+    trace = Trace(
+        question="Who directed Big Stone Gap?", method="searchain", answer="Adriana Trigiani",
+        final_content="Adriana Trigiani [1].", references=[gap, other],
+        citations=[Citation(mark=1, passage_id=gap.id, sentence="Adriana Trigiani [1].")],
+    )  # fmt: skip
+    trace.meta["evidence"] = {
+        "passages": [
+            {"id": gap.id, "roles": ["question rank 1", "corrects r1.1"]},
+            {"id": other.id, "roles": ["question rank 2"]},
+        ]
+    }
+    show_trace(trace)
+    out = " ".join(capsys.readouterr().out.split())  # however the terminal wraps it
+    assert "#0 · read as: question rank 1, corrects r1.1 A film." in out
+    assert "#0 (not cited) · read as: question rank 2 Another film." in out

@@ -187,6 +187,13 @@ def test_ask_on_the_page_cite_and_tree(browser, url: str) -> None:  # type: igno
     assert page.locator("#refs li.highlight").count() == 1
     passage = trace["references"][int(mark) - 1]  # type: ignore[arg-type]
     assert passage["title"] in ref.inner_text() and passage["text"][:40] in ref.inner_text()
+    # Why the evidence step read each passage: the question's own words or a node (issue 50).
+    read = {e["id"]: e["roles"] for e in trace["meta"]["evidence"]["passages"]}
+    shown = page.locator("#refs li").all_inner_texts()
+    for p, text in zip(trace["references"], shown, strict=False):
+        if read.get(p["id"]) and "the same passage as" not in text:
+            assert f"read as: {', '.join(read[p['id']])}" in text
+    assert any("read as: question rank 1" in t for t in shown)
     assert page.evaluate("document.activeElement.dataset.ref") == mark
     assert ref.is_visible()
     # Keyboard: a focused tree node shows its details on Enter.

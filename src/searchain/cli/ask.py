@@ -173,6 +173,13 @@ def show_confidence(trace: Trace) -> None:
         console.print(f"  [dim]{escape(conf.terms)}[/]")
 
 
+def read_for(trace: Trace) -> dict[str, list[str]]:
+    """Why SearChain's evidence step read each passage ("question rank 1", "corrects r1.1"),
+    by passage id: what the user's words and the chain's nodes each brought (issue 50)."""
+    read = (trace.meta.get("evidence") or {}).get("passages") or []
+    return {str(e["id"]): list(e.get("roles") or []) for e in read if isinstance(e, dict)}
+
+
 def show_trace(trace: Trace) -> None:
     """The answer with its citations, then the numbered references; a withheld answer is
     said to be one first, before the guess."""
@@ -194,11 +201,14 @@ def show_trace(trace: Trace) -> None:
     cited = {c.mark for c in trace.citations if c.passage_id}
     post = {c.mark for c in trace.citations if c.origin == "post-hoc"}
     console.print("[bold]References[/]")
+    roles = read_for(trace)
     for marks, p in reference_groups(trace):
         label = "".join(f"[{i}]" for i in marks)
         tag = "" if cited & set(marks) else " [dim](not cited)[/]"
         if post & set(marks):
             tag += " [dim](attributed post hoc)[/]"
+        if roles.get(p.id):
+            tag += f" [dim]· read as: {escape(', '.join(roles[p.id]))}[/]"
         if p.source and p.source.get("path"):  # a user's document: file, page, heading
             console.print(f"  {escape(label)} [bold]{escape(p.locator())}[/]{tag}")
         else:

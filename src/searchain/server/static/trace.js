@@ -187,6 +187,8 @@ export function renderTrace(container, trace, loadContext = null) {
 
   const refs = trace.references || [];
   const cited = new Set((trace.citations || []).filter((c) => c.passage_id).map((c) => c.mark));
+  // Why SearChain's evidence step read each passage: the question's own words, or a node.
+  const readAs = new Map(((trace.meta || {}).evidence?.passages || []).map((e) => [e.id, e.roles || []]));
   // SearChain's mark k is step k's passage; two steps may have found the same passage. It is
   // shown once, under its first mark; a later mark's entry points back to it.
   const firstOf = new Map();
@@ -211,6 +213,7 @@ export function renderTrace(container, trace, loadContext = null) {
     const li = h("li", { "data-ref": String(mark), tabindex: "-1", id: `ref-${mark}` },
       h("strong", {}, where || p.title || "(untitled)"), " ",
       h("span", { class: "pid" }, where ? (isCited ? "" : "not cited") : `${p.id}${isCited ? "" : " · not cited"}`),
+      readAs.get(p.id)?.length ? h("span", { class: "pid read-as" }, ` · read as: ${readAs.get(p.id).join(", ")}`) : null,
       body, where && loadContext ? inDocument(body, p, loadContext) : null);
     refsList.append(li);
   });
