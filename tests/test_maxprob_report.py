@@ -149,3 +149,30 @@ def test_the_report_says_why_no_platt_scaled_maxprob(tmp_path: Path) -> None:
     text = _report(str(reported), "--maxprob-platt", str(reported))
     assert "No Platt-scaled MaxProb baseline: retrieve-read: 0 fit items with a ln MaxProb" in text
     assert "MaxProb, Platt-scaled" not in text
+
+
+def test_report_out_writes_the_selective_statistics_as_csv(tmp_path: Path) -> None:
+    """`report --out` writes selective.csv: the figures the tables show, one row each."""
+    import csv
+
+    run = _run(tmp_path / "run")
+    _report(str(run), "--out", str(tmp_path / "rep"))
+    rows = list(csv.DictReader((tmp_path / "rep" / "selective.csv").open()))
+    got = {(r["method"], r["score"], r["metric"]): r for r in rows}
+    records = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+    rr = [r for r in records if r["method"] == "retrieve-read"]
+    has = [r for r in rr if r["trace"]["meta"]["maxprob"]["value"]]
+    cmp = sel.compare(
+        [r["trace"]["confidence"]["value"] for r in has],
+        [r["trace"]["meta"]["maxprob"]["value"] for r in has],
+        [r["metrics"]["cover_em"] for r in has],
+    )
+    aurc = got[("retrieve-read", "MaxProb", "aurc")]
+    assert aurc["items"] == "35" and float(aurc["value"]) == pytest.approx(cmp.b["aurc"].value)
+    d = got[("retrieve-read", "confidence - MaxProb", "aurc")]
+    assert (float(d["lo"]), float(d["hi"])) == pytest.approx(
+        (cmp.difference["aurc"].lo, cmp.difference["aurc"].hi), abs=1e-6
+    )
+    assert ("retrieve-read", "confidence - MaxProb", "accuracy@1") not in got  # no difference
+    assert got[("searchain", "confidence", "ece")]["items"] == "40"
+    assert ("searchain", "MaxProb", "aurc") not in got  # not run with maxprob

@@ -177,8 +177,8 @@ def report(
         typer.Option(
             "--out",
             "-o",
-            help="Also write report.md, report.csv and report.png here (and risk_coverage.png, "
-            "reliability.png when methods recorded confidences).",
+            help="Also write report.md, report.csv and report.png here (and, when methods "
+            "recorded confidences, selective.csv, risk_coverage.png and reliability.png).",
         ),
     ] = None,
     csv_out: Annotated[bool, typer.Option("--csv", help="Print CSV instead of Markdown.")] = False,
@@ -232,12 +232,21 @@ def report(
     rows = rep.summarize(loaded)
     if not rows:
         fail("no results in these run directories")
-    extra = "" if csv_out else rep.analyses(loaded, naive_platt or (), maxprob_platt or ())
+    selective: list[dict[str, object]] = []
+    extra = (
+        ""
+        if csv_out and out is None
+        else rep.analyses(loaded, naive_platt or (), maxprob_platt or (), selective)
+    )
     print(rep.to_csv(rows) if csv_out else rep.markdown(rows) + ("\n" + extra if extra else ""))
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "report.md").write_text(rep.markdown(rows) + ("\n" + extra if extra else ""))
         (out / "report.csv").write_text(rep.to_csv(rows))
+        written = ["report.md", "report.csv", "report.png"]
+        if selective:  # the selective tables' statistics, for scripts
+            (out / "selective.csv").write_text(rep.selective_csv(selective))
+            written.append("selective.csv")
         rep.bar_chart(rows, out / "report.png")
         plots = [p.name for p in selective_plots(loaded, out)]
-        err.print(f"wrote {out}/" + ", ".join(["report.md", "report.csv", "report.png", *plots]))
+        err.print(f"wrote {out}/" + ", ".join([*written, *plots]))

@@ -23,7 +23,7 @@ import numpy as np
 from searchain.eval import naive_platt
 from searchain.eval import selective as sel
 from searchain.eval.run_records import RunRecords
-from searchain.eval.selective_cells import ROWS, cell, diff
+from searchain.eval.selective_cells import ROWS, cell, csv_rows, diff
 from searchain.scoring import maxprob
 
 FEATURE = "maxprob_logprob"  # the Platt map's one input: ln MaxProb, a mean log-probability
@@ -71,11 +71,14 @@ def block(
     platt: dict[str, Any] | str | None,
     seed: int = 0,
     n: int = 1000,
+    sink: list[dict[str, object]] | None = None,
+    where: tuple[str, str] = ("", ""),
 ) -> list[str]:
     """The MaxProb paragraph and table of one method: its confidence (a ``probability`` or
     not) against MaxProb (``values``, NaN where absent, ``reasons`` counting why) on the
     items with a value, and against its Platt map (or why none was fit). Nothing for a
-    method that was not run with ``maxprob``."""
+    method that was not run with ``maxprob``. ``sink`` receives the statistics as rows of
+    ``where`` (run, method)."""
     values_ = np.asarray(values, dtype=float)
     has = np.isfinite(values_)
     if not has.any() and not reasons:
@@ -94,6 +97,13 @@ def block(
     if isinstance(platt, dict):
         mapped = naive_platt.platt_probability(platt, np.log(values_[has]))
         scaled = sel.compare(conf, mapped, right, seed=seed, n=n)
+    on = int(has.sum())
+    csv_rows(sink, *where, "confidence, on MaxProb's items", on, cmp.a)
+    csv_rows(sink, *where, "MaxProb", on, cmp.b)
+    csv_rows(sink, *where, "confidence - MaxProb", on, cmp.difference, paired=True)
+    if scaled:
+        csv_rows(sink, *where, "MaxProb, Platt-scaled", on, scaled.b)
+        csv_rows(sink, *where, "confidence - MaxProb Platt", on, scaled.difference, paired=True)
     columns = ["confidence", "MaxProb", "Δ confidence − MaxProb (paired)"]
     columns += ["MaxProb, Platt-scaled", "Δ confidence − Platt (paired)"] if scaled else []
     out = [head, "", f"| metric | {' | '.join(columns)} |", "|---|" + "---|" * len(columns)]

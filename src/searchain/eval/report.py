@@ -94,6 +94,18 @@ def markdown(rows: list[Row]) -> str:
     return "\n".join(lines) + "\n\nValues in %, with 95 % bootstrap confidence intervals.\n"
 
 
+def selective_csv(rows: list[dict[str, object]]) -> str:
+    """The selective-answering statistics as CSV: one row per run, method, score
+    (confidence, a baseline, or a paired difference ``a - b``), metric; value and 95 % CI."""
+    from searchain.eval.selective_cells import CSV_FIELDS
+
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_FIELDS)
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue()
+
+
 def to_csv(rows: list[Row]) -> str:
     names = _metric_names(rows)
     buf = io.StringIO()
@@ -115,6 +127,7 @@ def analyses(
     runs: Sequence[RunLike],
     naive_platt_runs: Sequence[Path] = (),
     maxprob_platt_runs: Sequence[Path] = (),
+    selective_rows: list[dict[str, object]] | None = None,
 ) -> str:
     """The SearChain paper's analyses of each run, as Markdown: efficiency of every method
     (Table 5: per question LLM calls, input/output tokens, rounds, seconds), the knowledge
@@ -126,7 +139,8 @@ def analyses(
     answer) as recorded by the run, or as rescored (:mod:`searchain.eval.rescore`). With
     ``naive_platt_runs`` (calibration runs), the naive confidence is also compared
     Platt-scaled on their fit items (:mod:`searchain.eval.naive_platt`); with
-    ``maxprob_platt_runs``, MaxProb too (:mod:`searchain.eval.maxprob_baseline`)."""
+    ``maxprob_platt_runs``, MaxProb too (:mod:`searchain.eval.maxprob_baseline`).
+    ``selective_rows`` receives the selective statistics as rows (selective.csv)."""
     from searchain.eval.analyses import ir_effects
     from searchain.eval.selective_report import section as selective_answering
     from searchain.types import Trace
@@ -168,7 +182,10 @@ def analyses(
                 "",
             ]
     selective = selective_answering(
-        runs, naive_platt_runs=naive_platt_runs, maxprob_platt_runs=maxprob_platt_runs
+        runs,
+        naive_platt_runs=naive_platt_runs,
+        maxprob_platt_runs=maxprob_platt_runs,
+        sink=selective_rows,
     )
     return "\n".join([*out, selective])
 
@@ -207,9 +224,7 @@ def _efficiency(name: str, traces: dict[str, dict[str, Any]]) -> list[str]:
     return out
 
 
-def _searchain_nodes(
-    name: str, by_id: dict[str, Any], right: dict[str, bool]
-) -> list[str]:
+def _searchain_nodes(name: str, by_id: dict[str, Any], right: dict[str, bool]) -> list[str]:
     """Where SearChain's nodes' knowledge came from (Table 2), what IR's checks found, how
     often a question was answered as one hop, and which right answers only the node queries'
     passages stated (issue 50)."""

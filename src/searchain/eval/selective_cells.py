@@ -42,3 +42,31 @@ def diff(e: sel.Estimate, key: str) -> str:
     if key not in PAIRED or math.isnan(e.value):
         return "–"
     return e.decimal("+") if key in DECIMAL else e.signed()
+
+
+# One row of the report's selective.csv: a (run, method, score) statistic with its interval.
+CSV_FIELDS = ("run", "method", "score", "items", "metric", "value", "lo", "hi")
+
+
+def csv_rows(
+    sink: list[dict[str, object]] | None,
+    run: str,
+    method: str,
+    score: str,
+    items: int,
+    estimates: dict[str, sel.Estimate],
+    *,
+    paired: bool = False,
+) -> None:
+    """Append a score's statistics (the table's rows; a paired difference's only where the
+    table shows one) to ``sink``, the same estimates the Markdown shows (None: not asked)."""
+    if sink is None:
+        return
+    for key, _ in ROWS:
+        e = estimates.get(key)
+        if e is None or math.isnan(e.value) or (paired and key not in PAIRED):
+            continue
+        sink.append(
+            {"run": run, "method": method, "score": score, "items": items, "metric": key,
+             "value": round(e.value, 6), "lo": round(e.lo, 6), "hi": round(e.hi, 6)}
+        )  # fmt: skip

@@ -23,7 +23,7 @@ import numpy as np
 from searchain.eval import maxprob_baseline, naive_platt
 from searchain.eval import selective as sel
 from searchain.eval.run_records import RunRecords
-from searchain.eval.selective_cells import ROWS, cell, diff
+from searchain.eval.selective_cells import ROWS, cell, csv_rows, diff
 from searchain.scoring import maxprob
 
 
@@ -119,12 +119,18 @@ def _describe(m: MethodConfidence) -> tuple[str, bool]:
 
 
 def _table(
-    m: MethodConfidence, probability: bool, seed: int, n: int, platt: dict[str, Any] | None
+    m: MethodConfidence,
+    probability: bool,
+    seed: int,
+    n: int,
+    platt: dict[str, Any] | None,
+    sink: list[dict[str, object]] | None = None,
 ) -> list[str]:
     conf, right = np.asarray(m.confidence), np.asarray(m.correct)
     has = m.with_naive
     if not has.any():
         est = sel.bootstrap(conf, right, seed=seed, n=n)
+        csv_rows(sink, m.run, m.method, "confidence", m.items, est)
         out = ["| metric | confidence |", "|---|---|"]
         out += [f"| {label} | {cell(est[k], k, probability)} |" for k, label in ROWS]
         return [*out, "", "No item has a naive value (the backend gave no log-probabilities)."]
@@ -136,6 +142,16 @@ def _table(
         mapped = naive_platt.platt_probability(platt, np.asarray(m.naive)[has])
         scaled = sel.compare(conf[has], mapped, right[has], seed=seed, n=n)
     whole = sel.bootstrap(conf, right, seed=seed, n=n) if not has.all() else None
+    on = int(has.sum())
+    csv_rows(sink, m.run, m.method, "confidence", on, cmp.a)
+    csv_rows(sink, m.run, m.method, "naive", on, cmp.b)
+    csv_rows(sink, m.run, m.method, "confidence - naive", on, cmp.difference, paired=True)
+    if scaled:
+        csv_rows(sink, m.run, m.method, "naive, Platt-scaled", on, scaled.b)
+        csv_rows(sink, m.run, m.method, "confidence - naive Platt", on, scaled.difference,
+                 paired=True)  # fmt: skip
+    if whole:
+        csv_rows(sink, m.run, m.method, "confidence, all items", m.items, whole)
     head = ["confidence", "naive: mean token log-prob", "Δ confidence − naive (paired)"]
     head += ["naive, Platt-scaled", "Δ confidence − Platt (paired)"] if scaled else []
     head += [f"confidence, all {m.items} items"] if whole else []
@@ -156,6 +172,7 @@ def _method_block(
     n: int,
     platt: dict[str, Any] | str | None,
     maxprob_platt: dict[str, Any] | str | None = None,
+    sink: list[dict[str, object]] | None = None,
 ) -> list[str]:
     what, probability = _describe(m)
     has = int(m.with_naive.sum())
@@ -177,9 +194,11 @@ def _method_block(
     return [
         head,
         "",
-        *_table(m, probability, seed, n, fitted),
+        *_table(m, probability, seed, n, fitted, sink),
         "",
-        *maxprob_baseline.block(m.confidence, m.correct, *mp, seed=seed, n=n),
+        *maxprob_baseline.block(
+            m.confidence, m.correct, *mp, seed=seed, n=n, sink=sink, where=(m.run, m.method)
+        ),
     ]
 
 
@@ -222,11 +241,13 @@ def section(
     n: int = 1000,
     naive_platt_runs: Sequence[Path] = (),
     maxprob_platt_runs: Sequence[Path] = (),
+    sink: list[dict[str, object]] | None = None,
 ) -> str:
     """The Markdown of the selective-answering section ("" for no runs); a run where no
     method recorded a confidence gets one line and no table. With ``naive_platt_runs``
     (calibration runs whose traces carry naive values), each method's naive confidence is
-    also compared Platt-scaled."""
+    also compared Platt-scaled. ``sink`` receives every statistic shown, as rows
+    (``selective_cells.CSV_FIELDS``: the report's selective.csv)."""
     found, without = collect(runs)
     platt = platt_baselines(found, runs, naive_platt_runs) if naive_platt_runs else {}
     with_maxprob = [m.method for m in found if np.isfinite(m.maxprob).any()]
@@ -245,7 +266,7 @@ def section(
             continue
         out += [f"### {run.name}: selective answering (risk–coverage, calibration)", ""]
         for m in methods:
-            out += _method_block(m, seed, n, platt.get(m.method), mp_platt.get(m.method))
+            out += _method_block(m, seed, n, platt.get(m.method), mp_platt.get(m.method), sink)
         if without[run.name]:
             names = ", ".join(without[run.name])
             out += [f"No confidence recorded by {names}: no selective table.", ""]
