@@ -49,6 +49,15 @@ def hotpot(hotpot_path: Path) -> list[dict]:
         return [json.loads(line) for line in f]
 
 
+@pytest.fixture(scope="session")
+def index(tmp_path_factory: pytest.TempPathFactory):
+    """The bundled HotpotQA demo index (what `ask` searches by default), built once for the
+    session in its own cache. A test file with an index of its own defines ``index`` there."""
+    from searchain.retrieval import default_index
+
+    return default_index(cache_dir=tmp_path_factory.mktemp("demo-index-cache"))
+
+
 CHAT_MODEL = "qwen2.5-coder-0.5b"  # the offline instruct model of the tests (test extra)
 
 

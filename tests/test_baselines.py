@@ -21,16 +21,11 @@ from searchain.methods.baseline_util import final_answer
 from searchain.methods.catalog import build_method, given_to, method_names
 from searchain.methods.react import INVALID, ReAct, parse_action
 from searchain.methods.self_ask import SelfAsk, follow_ups, pairs
-from searchain.retrieval import BM25Index, default_index
+from searchain.retrieval import BM25Index
 from searchain.text import normalize_answer
 from searchain.types import Trace
 
 BASELINES = ("direct-prompting", "cot", "self-ask", "self-ask-no-search", "react")
-
-
-@pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> BM25Index:
-    return default_index(cache_dir=tmp_path_factory.mktemp("cache"))
 
 
 @pytest.fixture(scope="module")

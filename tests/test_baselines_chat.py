@@ -21,18 +21,13 @@ from searchain.methods.react import (
     split_reply,
 )
 from searchain.methods.self_ask import FINAL_REQUEST, SelfAsk, chat_follow_up, plain
-from searchain.retrieval import BM25Index, default_index
+from searchain.retrieval import BM25Index
 from searchain.types import Completion, CompletionResult, Trace, Usage
 
 Q_ARCHER = (
     "What government position was held by the woman who portrayed Corliss Archer in the film "
     "Kiss and Tell?"
 )
-
-
-@pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> BM25Index:
-    return default_index(cache_dir=tmp_path_factory.mktemp("cache"))
 
 
 class Scripted(LLM):

@@ -14,14 +14,7 @@ from searchain import prompts
 from searchain.eval.methods import describe
 from searchain.methods.catalog import baselines, build_method, method_names, task_options
 from searchain.methods.react import ReAct
-from searchain.retrieval import BM25Index, default_index
 from searchain.text import normalize_answer
-
-
-@pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> BM25Index:
-    return default_index(cache_dir=tmp_path_factory.mktemp("cache"))
-
 
 CLAIM = "Telemundo is a English-language television network."  # FEVER paper_dev, REFUTES
 YES_NO = "Is the language used in Saint Vincent and the Grenadines rooted in English?"

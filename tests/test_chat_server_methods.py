@@ -10,14 +10,9 @@ import pytest
 from searchain.llm import LLM, make_llm
 from searchain.methods.base import run_traced
 from searchain.methods.catalog import build_method
-from searchain.retrieval import BM25Index, default_index
+from searchain.retrieval import BM25Index
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> BM25Index:
-    return default_index(cache_dir=tmp_path_factory.mktemp("cache"))
 
 
 @pytest.fixture(scope="module")

@@ -53,4 +53,4 @@ def test_the_guard_names_the_defaults_configuration() -> None:
 
     cfg = SearChainConfig()
     final = f"{cfg.final_step}:{cfg.evidence_sources}"
-    assert _heldout().DEFAULTS == {"question_position": cfg.question_position, "final_step": final}
+    assert {"question_position": cfg.question_position, "final_step": final} == _heldout().DEFAULTS

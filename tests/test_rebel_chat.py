@@ -25,17 +25,12 @@ from searchain.methods.rebel.parse import (
     parse_tool_number,
     parse_yes_no,
 )
-from searchain.retrieval import BM25Index, default_index
+from searchain.retrieval import BM25Index
 from searchain.tools import SearchTool
 from searchain.tools.calculator import Calculator
 from searchain.types import Completion, CompletionResult, Trace
 
 STEPS = ("split", "memory_check", "pick_tool", "tool_input", "answer_tool", "answer_memory")
-
-
-@pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> BM25Index:
-    return default_index(cache_dir=tmp_path_factory.mktemp("cache"))
 
 
 # -- the chat forms of the prompts -------------------------------------------------------------

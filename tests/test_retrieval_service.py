@@ -20,7 +20,6 @@ import pytest
 
 from searchain.retrieval.base import Retriever
 from searchain.retrieval.bm25 import BM25Index
-from searchain.retrieval.demo import default_index
 from searchain.retrieval.remote import (
     RemoteRetriever,
     RetrievalError,
@@ -40,11 +39,6 @@ FAST = {"backoff": 0.01, "max_backoff": 0.02}  # retries without slowing the sui
 
 
 # -- fixtures -----------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> BM25Index:
-    return default_index(cache_dir=tmp_path_factory.mktemp("cache"))
 
 
 @pytest.fixture(scope="module")

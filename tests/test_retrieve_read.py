@@ -13,13 +13,8 @@ from searchain import citations
 from searchain.llm import CachedLLM
 from searchain.llm.local import LocalLLM
 from searchain.methods import RetrieveRead
-from searchain.retrieval import BM25Index, default_index
+from searchain.retrieval import BM25Index
 from searchain.types import Passage, Trace
-
-
-@pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> BM25Index:
-    return default_index(cache_dir=tmp_path_factory.mktemp("cache"))
 
 
 @pytest.fixture(scope="module")

@@ -26,17 +26,12 @@ from searchain.methods.searchain.node_labels import LABEL_RULE, label
 from searchain.readers.base import ReaderOutput
 from searchain.readers.llm_reader import LLMReader
 from searchain.render import tree_of_reasoning
-from searchain.retrieval import BM25Index, default_index, demo_corpus_path
+from searchain.retrieval import demo_corpus_path
 from searchain.types import Citation, Trace
 
 # The recordings replayed here were made with the paper's CoQ prompt (the question in the
 # instruction), before question-last became the default (issue 31).
 PAPER = SEARCHAIN_PAPER  # the recordings were made with the paper preset's settings
-
-
-@pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> BM25Index:
-    return default_index(cache_dir=tmp_path_factory.mktemp("cache"))
 
 
 @pytest.fixture(scope="module")

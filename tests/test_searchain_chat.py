@@ -20,15 +20,10 @@ from searchain.methods.base import run_traced
 from searchain.methods.searchain.method import SearChain, SearChainConfig, _Run
 from searchain.readers.llm_reader import LLMReader
 from searchain.readers.similarity import QueryMemory
-from searchain.retrieval import BM25Index, default_index
+from searchain.retrieval import BM25Index
 from searchain.types import Node, Trace
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> BM25Index:
-    return default_index(cache_dir=tmp_path_factory.mktemp("cache"))
 
 
 def _check(trace: Trace) -> None:

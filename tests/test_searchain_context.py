@@ -24,13 +24,8 @@ from searchain.methods.catalog import make_embedder
 from searchain.methods.searchain import TASKS, SearChain, SearChainConfig
 from searchain.methods.searchain.rounds import CompletionRounds, FeedbackText
 from searchain.readers.llm_reader import LLMReader
-from searchain.retrieval import BM25Index, default_index
+from searchain.retrieval import BM25Index
 from searchain.types import Node, Passage, Trace
-
-
-@pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> BM25Index:
-    return default_index(cache_dir=tmp_path_factory.mktemp("cache"))
 
 
 def _llm_with_context(n_ctx: int) -> LocalLLM:

@@ -22,17 +22,12 @@ from searchain.methods.searchain.evidence_answer import (
     render_plan,
 )
 from searchain.readers.llm_reader import LLMReader
-from searchain.retrieval import BM25Index, default_index
+from searchain.retrieval import BM25Index
 from searchain.types import Completion, CompletionResult, Node, Passage, Trace
 
 # The recordings were made with the paper's CoQ prompt (the question in the instruction).
 PAPER = SEARCHAIN_PAPER  # the recordings were made with the paper preset's settings
 CHAT_MODEL = "qwen2.5-coder-0.5b"
-
-
-@pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> BM25Index:
-    return default_index(cache_dir=tmp_path_factory.mktemp("cache"))
 
 
 @pytest.fixture(scope="module")

@@ -22,14 +22,8 @@ from searchain.methods.searchain.coq_parser import parse_chain
 from searchain.methods.searchain.method import _Run
 from searchain.readers.llm_reader import LLMReader
 from searchain.readers.similarity import QueryMemory
-from searchain.retrieval import BM25Index, default_index
 from searchain.text import rouge_l
 from searchain.types import Node, Passage, Trace
-
-
-@pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> BM25Index:
-    return default_index(cache_dir=tmp_path_factory.mktemp("cache"))
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,6 @@ from searchain.methods.searchain.tracing import (
     tracing,
 )
 from searchain.readers.llm_reader import LLMReader
-from searchain.retrieval import BM25Index, default_index
 from searchain.types import Completion, CompletionResult, Node, Trace
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -128,11 +127,6 @@ def test_tracing_after_the_demos_sends_no_round_of_the_dialogue() -> None:
 def test_an_unknown_tracing_context_is_refused() -> None:
     with pytest.raises(ValueError, match="tracing_context"):
         SearChainConfig(tracing_context="everything").validate()
-
-
-@pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> BM25Index:
-    return default_index(cache_dir=tmp_path_factory.mktemp("cache"))
 
 
 @pytest.mark.slow
