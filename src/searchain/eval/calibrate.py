@@ -47,6 +47,7 @@ from searchain.scoring.configuration import (
     configuration,
     differences,
 )
+from searchain.scoring.evidence_signals import SIGNALS as EVIDENCE_SIGNALS
 from searchain.types import Trace
 
 # The signals each calibrator reads (SearChain has its Tree-of-Reasoning's as well).
@@ -219,6 +220,7 @@ def fit_calibrator(
     ]
     features = (*FEATURES.get(method, DEFAULT_FEATURES), *checked)
     variant = calibrator_variant(method, tuple(sorted({CHECK_SIGNALS[s] for s in checked})))
+    features, chosen_by = with_evidence_signals(fit, features)
     l2, losses = choose_l2(fit.rows, fit.right, features)
     calibrator = fit_logistic(fit.rows, fit.right, features, l2=l2)
     oof = out_of_fold(fit.rows, fit.right, features, l2)
@@ -243,6 +245,8 @@ def fit_calibrator(
             "excluded_items_of": [str(r) for r in exclude_runs],
             "fitted": datetime.date.today().isoformat(),
         },
+        # whether the evidence step's signals were read: chosen on the fit items alone
+        **({"features_chosen_by": chosen_by} if chosen_by else {}),
         # how the penalty was chosen (on the fit items), and what the alternatives scored
         l2_chosen_by={
             "cv_log_loss": {f"{k:g}": round(v, 4) for k, v in losses.items()},
@@ -256,6 +260,27 @@ def fit_calibrator(
         ),
     )
     return calibrator
+
+
+def with_evidence_signals(
+    fit: CalibrationItems, features: tuple[str, ...]
+) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """``features`` and, where every fit answer has them (SearChain's evidence step), the
+    evidence step's signals — kept only if they lower the cross-validated log-loss on the fit
+    items (each set at its own best penalty; the rule was fixed before any calibration run of
+    the evidence step). The choice and both losses, to record ({} where there is none)."""
+    extra = tuple(s for s in EVIDENCE_SIGNALS if all(s in r for r in fit.rows))
+    if not extra:
+        return features, {}
+    without = min(choose_l2(fit.rows, fit.right, features)[1].values())
+    with_them = min(choose_l2(fit.rows, fit.right, (*features, *extra))[1].values())
+    kept = with_them < without
+    return (*features, *extra) if kept else features, {
+        "evidence_signals": list(extra),
+        "kept": kept,
+        "cv_log_loss_without": round(without, 4),
+        "cv_log_loss_with": round(with_them, 4),
+    }
 
 
 def _base_rate_log_loss(right: Sequence[bool]) -> float:

@@ -11,6 +11,9 @@ cost nothing extra — they are read from what the method did:
   agreed, or IR corrected or completed the node) and the share it could not confirm, whether
   the final answer is the answer of a confirmed node, whether IR changed a node, the rounds
   the chain needed, the reader's mean log-probability on the path.
+* SearChain's evidence step: whether a passage the question's own words retrieved states the
+  answer, how many passages read state it, whether a confirmed node's answer was dropped
+  (``evidence_signals.py``);
 * with the method setting ``maxprob``: MaxProb, the mean token probability of the answer in
   the call that wrote it (``answer_maxprob``, read from that call: ``maxprob.py``).
 
@@ -36,6 +39,7 @@ from typing import Any
 from searchain.paths import cache_root
 from searchain.scoring import maxprob
 from searchain.scoring.configuration import configuration, differences
+from searchain.scoring.evidence_signals import evidence_signals
 from searchain.scoring.match import contains_answer
 from searchain.scoring.reasons import calibrated_reasons, contributions
 from searchain.text import normalize_answer
@@ -132,6 +136,7 @@ def signals(trace: Trace) -> dict[str, float]:
     }
     if trace.method.startswith("searchain") and trace.meta.get("path") is not None:
         out.update(searchain_signals(trace))
+        out.update(evidence_signals(trace))  # the evidence step's (evidence_signals.py)
     for found in (trace.meta.get(CHECKS_KEY) or {}).values():  # the costly checks, if run
         out.update(found)
     out.update(maxprob.signal(trace.meta))  # with the method setting maxprob (maxprob.py)
