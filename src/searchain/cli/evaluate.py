@@ -209,7 +209,6 @@ def report(
 
     Example: searchain report runs/table-hotpotqa runs/table-musique --out runs/report"""
     from searchain.eval import report as rep
-    from searchain.eval.selective_report import plots as selective_plots
 
     if rescore:
         from searchain.eval.rescore import rescore as rescore_run
@@ -240,13 +239,24 @@ def report(
     )
     print(rep.to_csv(rows) if csv_out else rep.markdown(rows) + ("\n" + extra if extra else ""))
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "report.md").write_text(rep.markdown(rows) + ("\n" + extra if extra else ""))
-        (out / "report.csv").write_text(rep.to_csv(rows))
-        written = ["report.md", "report.csv", "report.png"]
-        if selective:  # the selective tables' statistics, for scripts
-            (out / "selective.csv").write_text(rep.selective_csv(selective))
-            written.append("selective.csv")
-        rep.bar_chart(rows, out / "report.png")
-        plots = [p.name for p in selective_plots(loaded, out)]
-        err.print(f"wrote {out}/" + ", ".join([*written, *plots]))
+        write_report(out, loaded, rows, extra, selective)
+
+
+def write_report(
+    out: Path, loaded: list[Any], rows: list[Any], extra: str, selective: list[dict[str, object]]
+) -> None:
+    """The report's files in ``out``: report.md, report.csv, report.png, and for methods with
+    confidences selective.csv and the two plots."""
+    from searchain.eval import report as rep
+    from searchain.eval.selective_report import plots as selective_plots
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.md").write_text(rep.markdown(rows) + ("\n" + extra if extra else ""))
+    (out / "report.csv").write_text(rep.to_csv(rows))
+    written = ["report.md", "report.csv", "report.png"]
+    if selective:  # the selective tables' statistics, for scripts
+        (out / "selective.csv").write_text(rep.selective_csv(selective))
+        written.append("selective.csv")
+    rep.bar_chart(rows, out / "report.png")
+    plots = [p.name for p in selective_plots(loaded, out)]
+    err.print(f"wrote {out}/" + ", ".join([*written, *plots]))

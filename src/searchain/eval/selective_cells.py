@@ -67,6 +67,14 @@ def csv_rows(
         if e is None or math.isnan(e.value) or (paired and key not in PAIRED):
             continue
         sink.append(
-            {"run": run, "method": method, "score": score, "items": items, "metric": key,
-             "value": round(e.value, 6), "lo": round(e.lo, 6), "hi": round(e.hi, 6)}
-        )  # fmt: skip
+            {
+                "run": run,
+                "method": method,
+                "score": score,
+                "items": items,
+                "metric": key,
+                "value": round(e.value, 6),
+                "lo": round(e.lo, 6),
+                "hi": round(e.hi, 6),
+            }
+        )

@@ -148,8 +148,8 @@ def _table(
     csv_rows(sink, m.run, m.method, "confidence - naive", on, cmp.difference, paired=True)
     if scaled:
         csv_rows(sink, m.run, m.method, "naive, Platt-scaled", on, scaled.b)
-        csv_rows(sink, m.run, m.method, "confidence - naive Platt", on, scaled.difference,
-                 paired=True)  # fmt: skip
+        platt_diff = scaled.difference
+        csv_rows(sink, m.run, m.method, "confidence - naive Platt", on, platt_diff, paired=True)
     if whole:
         csv_rows(sink, m.run, m.method, "confidence, all items", m.items, whole)
     head = ["confidence", "naive: mean token log-prob", "Δ confidence − naive (paired)"]
