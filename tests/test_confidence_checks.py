@@ -14,6 +14,7 @@ from searchain.cli import app
 from searchain.llm.base import LLMError
 from searchain.readers.nli import answer_claim
 from searchain.scoring import confidence as conf_mod
+from searchain.scoring.certification import split_of
 from searchain.scoring.confidence import UNLIKELY_LOGPROB, assess, naive_logprob, signals
 from searchain.scoring.confidence_checks import (
     NO_ANSWER_LOGPROB,
@@ -249,6 +250,41 @@ def test_calibrate_without_a_recorded_check_fits_the_plain_calibrator(
     assert fitted["method"] == "retrieve-read" and "answer_supported" not in fitted["features"]
     refused = CliRunner().invoke(app, [*args[:-1], "nil"])
     assert refused.exit_code != 0 and "no check named nil" in refused.output
+    conf_mod.shipped_calibrator.cache_clear()
+
+
+def test_a_check_asked_on_every_answer_but_unmeasured_on_some_is_imputed_not_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MaxProb asked for on every calibration answer, unmeasured on two: the `+maxprob`
+    calibrator still reads it, those two at the fit items' mean (said in the file); a file
+    named for another calibrator is refused rather than written."""
+    monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path / "cache"))
+    conf_mod.shipped_calibrator.cache_clear()
+    run = _run(tmp_path / "run", n=40)
+    lines = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+    for i, r in enumerate(lines):
+        right = r["metrics"]["cover_em"] == 1.0
+        found = {"value": 0.9 if right else 0.3, "call": "retrieve-read", "computed": "x"}
+        if i in (2, 4):  # measured on no token: absent, with why
+            found = {**found, "value": None, "reason": "not written verbatim"}
+        r["trace"]["meta"] = {"maxprob": found}
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    out = tmp_path / "calibrator-retrieve-read+maxprob--tiny.json"
+    got = CliRunner().invoke(
+        app, ["calibrate", str(run), "--method", "retrieve-read", "--out", str(out)]
+    )
+    assert got.exit_code == 0, got.output
+    fitted = json.loads(out.read_text())
+    assert fitted["method"] == "retrieve-read+maxprob" and "answer_maxprob" in fitted["features"]
+    assert split_of("q2") == split_of("q4") == "fit"  # both unmeasured answers fit it
+    assert fitted["imputed_at_mean"] == {"answer_maxprob": 2}
+    wrong = tmp_path / "calibrator-retrieve-read--tiny.json"
+    refused = CliRunner().invoke(
+        app, ["calibrate", str(run), "--method", "retrieve-read", "--out", str(wrong)]
+    )
+    assert refused.exit_code != 0 and "not calibrator-retrieve-read--tiny.json" in refused.output
+    assert not wrong.exists()
     conf_mod.shipped_calibrator.cache_clear()
 
 

@@ -98,7 +98,13 @@ def calibrate(
         fail(str(e))
     # A run made with costly checks gives a calibrator of its own ("searchain+nli").
     method = calibrator["method"]
-    path = out or user_calibrators() / calibrator_name(method, calibrator["model"])
+    name = calibrator_name(method, calibrator["model"])
+    if out is not None and out.name.startswith("calibrator-") and out.name != name:
+        fail(  # a file named for another calibrator would be found for the wrong answers
+            f"these runs give the calibrator {name}, not {out.name}: name the file after it "
+            "(or use --without CHECK for the calibrator without a check)"
+        )
+    path = out or user_calibrators() / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(calibrator, indent=1) + "\n", encoding="utf-8")
     shipped_calibrator.cache_clear()  # answers from now on (in this process too) use it

@@ -38,6 +38,7 @@ from searchain.scoring.confidence import (
     CHECK_SIGNALS,
     apply_calibrator,
     calibrator_variant,
+    checks_of,
     model_key,
     signals,
 )
@@ -83,6 +84,7 @@ class CalibrationItems:
     rows: list[dict[str, float]] = field(default_factory=list)
     right: list[bool] = field(default_factory=list)
     configurations: list[dict[str, Any]] = field(default_factory=list)
+    checks: list[tuple[str, ...]] = field(default_factory=list)  # asked for on each answer
 
     def part(self, split: str) -> CalibrationItems:
         """The items the split rule puts in ``split`` ("fit" or "certify")."""
@@ -93,6 +95,7 @@ class CalibrationItems:
                 out.rows.append(self.rows[i])
                 out.right.append(self.right[i])
                 out.configurations.append(self.configurations[i])
+                out.checks.append(self.checks[i] if i < len(self.checks) else ())
         return out
 
 
@@ -124,6 +127,7 @@ def calibration_rows(
             items.rows.append(signals(trace))
             items.right.append(score >= 1.0)
             items.configurations.append(configuration(trace, model))
+            items.checks.append(checks_of(trace))
     return items
 
 
@@ -211,13 +215,16 @@ def fit_calibrator(
             f"{len(fit.rows)} it is fit on, and some to certify on ({len(held.rows)})"
         )
     config = one_configuration(items, method)
-    # A costly check's signal is used when every calibration answer has it (runs made with
-    # --confidence-check): the calibrator is then that variant's ("searchain+nli").
+    # A costly check's signal is used when every calibration answer asked for it (runs made
+    # with --confidence-check, -O maxprob=true): the calibrator is then that variant's
+    # ("searchain+nli"). An answer the check could not measure takes the fit items' mean.
     checked = [
         s
         for s, check in CHECK_SIGNALS.items()
-        if check not in without and all(s in r for r in items.rows)
+        if check not in without
+        and all(check in c or s in r for c, r in zip(items.checks, items.rows, strict=True))
     ]
+    imputed = impute_at_mean(fit.rows, checked)
     features = (*FEATURES.get(method, DEFAULT_FEATURES), *checked)
     variant = calibrator_variant(method, tuple(sorted({CHECK_SIGNALS[s] for s in checked})))
     features, chosen_by = with_evidence_signals(fit, features)
@@ -245,6 +252,8 @@ def fit_calibrator(
             "excluded_items_of": [str(r) for r in exclude_runs],
             "fitted": datetime.date.today().isoformat(),
         },
+        # fit answers a check could not measure, taken at the fit items' mean (per signal)
+        **({"imputed_at_mean": imputed} if imputed else {}),
         # whether the evidence step's signals were read: chosen on the fit items alone
         **({"features_chosen_by": chosen_by} if chosen_by else {}),
         # how the penalty was chosen (on the fit items), and what the alternatives scored
@@ -260,6 +269,22 @@ def fit_calibrator(
         ),
     )
     return calibrator
+
+
+def impute_at_mean(rows: list[dict[str, float]], signals_: Sequence[str]) -> dict[str, int]:
+    """Put each signal a row lacks at the mean of the rows that have it (as a calibrator
+    takes an unmeasured signal when it maps an answer); how many rows, per signal."""
+    out = {}
+    for name in signals_:
+        have = [r[name] for r in rows if name in r]
+        missing = [r for r in rows if name not in r]
+        if missing and not have:
+            raise ValueError(f"no fit answer has {name}: it cannot be a feature")
+        for r in missing:
+            r[name] = sum(have) / len(have)
+        if missing:
+            out[name] = len(missing)
+    return out
 
 
 def with_evidence_signals(
