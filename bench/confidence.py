@@ -16,6 +16,11 @@ Resumable: an item already written is kept.
 ``--refresh`` recomputes the confidences already written (after a calibrator is refit),
 keeping the naive values: no model call.
 
+``--transfer`` (issue 51: MuSiQue-100 as a transfer figure): where the method's calibrator was
+fit on another corpus and nothing else differs, its mapping is applied anyway and written as an
+uncalibrated score whose note says so — how the HotpotQA calibrator ranks and scores answers
+over another corpus, never shown as a probability there.
+
 ``--check consistency`` (or ``nli``) runs that opt-in confidence check on each recorded answer
 first (its model calls, seeded and cached, are the check's own; the answer stays the run's), as
 ``--confidence-check`` would have at run time: on calibration runs, for ``searchain calibrate``
@@ -40,13 +45,48 @@ sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without instal
 from searchain.eval.calibrate import run_config, stamped  # noqa: E402
 from searchain.eval.rescore import run_model  # noqa: E402
 from searchain.eval.runner import MANIFEST, RESULTS, read_results  # noqa: E402
-from searchain.scoring.confidence import assess, naive_logprob  # noqa: E402
+from searchain.scoring.confidence import (  # noqa: E402
+    apply_calibrator,
+    assess,
+    checks_of,
+    find_calibrator,
+    model_key,
+    naive_logprob,
+    signals,
+)
 from searchain.scoring.confidence_checks import check_names, run_checks  # noqa: E402
-from searchain.types import Trace  # noqa: E402
+from searchain.scoring.configuration import FIELDS, configuration  # noqa: E402
+from searchain.types import Confidence, Trace  # noqa: E402
+
+
+def transferred(conf: Confidence, trace: Trace, model: str) -> Confidence:
+    """``conf`` with the method's calibrator applied where it differs from the answer's
+    configuration only in the corpus: an uncalibrated score whose note says it is a transfer
+    (else ``conf`` as it is)."""
+    key = model_key(model)
+    calibrator = find_calibrator(trace.method, checks_of(trace), key)
+    fit = ((calibrator or {}).get("certification") or {}).get("configuration")
+    if calibrator is None or fit is None or conf.calibrated:
+        return conf
+    now = configuration(trace, key)
+    if [f for f in FIELDS if fit.get(f) != now.get(f)] != ["corpus"]:
+        return conf
+    conf.value = apply_calibrator(calibrator, conf.signals or signals(trace))
+    conf.calibrator = {"name": calibrator.get("name"), "fit_on": calibrator.get("fit_on")}
+    conf.note = (
+        f"transfer: the mapping of {calibrator.get('name')}, fit on corpus {fit['corpus']}, "
+        f"applied to an answer over {now['corpus']}: not a probability here"
+    )
+    return conf
 
 
 def with_confidence(
-    run: Path, out: Path, methods: set[str], llm: object, checks: tuple[str, ...] = ()
+    run: Path,
+    out: Path,
+    methods: set[str],
+    llm: object,
+    checks: tuple[str, ...] = (),
+    transfer: bool = False,
 ) -> int:
     """Copy ``run``'s records of ``methods`` into ``out`` with their confidences (after the
     ``checks``); returns how many were added now."""
@@ -64,6 +104,8 @@ def with_confidence(
                 trace = stamped(Trace.from_dict(r["trace"]), config)
                 check_cost = run_checks(trace, checks, llm) if checks else {}
                 conf = assess(trace, model)
+                if transfer:
+                    conf = transferred(conf, trace, model)
                 conf.naive, conf.cost = naive_logprob(llm, trace.question, trace.answer)
                 conf.cost = {**conf.cost, **{f"check_{k}": v for k, v in check_cost.items()}}
                 meta = {**r["trace"].get("meta", {}), **trace.meta}
@@ -102,6 +144,12 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--check", action="append", help="an opt-in confidence check to run")
     parser.add_argument(
+        "--transfer",
+        action="store_true",
+        help="apply a calibrator fit on another corpus (only that differing) as a labelled "
+        "uncalibrated score",
+    )
+    parser.add_argument(
         "--refresh",
         action="store_true",
         help="recompute the confidences already written (new calibrator), no model call",
@@ -116,7 +164,8 @@ def main() -> None:
     llm = make_llm("local", model=args.model, n_threads=args.threads)
     methods = set(args.methods.split(","))
     for run in args.runs:
-        added = with_confidence(run, args.out / run.name, methods, llm, check_names(args.check))
+        checks = check_names(args.check)
+        added = with_confidence(run, args.out / run.name, methods, llm, checks, args.transfer)
         print(f"{run.name}: {added} records with their confidence -> {args.out / run.name}")
 
 

@@ -22,3 +22,10 @@ n=$(grep -c '"status": "ok"' "$HELD/results.jsonl" || true)
 .venv/bin/searchain report "$CONF/hotpotqa-heldout-160" \
   --naive-platt "$CONF/calibration/hotpotqa-calibration-default" --maxprob-platt "$CAL" \
   --out results/heldout/report
+# MuSiQue-100 as a transfer figure (issue 51): SearChain's default answers of issue 50's run
+# (results/quality/…/musique-100-evidence), scored with the HotpotQA calibrator applied
+# across the corpus (`--transfer`: an uncalibrated score that says so), same tables.
+MUS=results/quality/qwen2.5-coder-1.5b/musique-100-evidence
+.venv/bin/python bench/confidence.py "$MUS" --methods searchain,retrieve-read \
+  --model qwen2.5-coder-1.5b --transfer --out "$CONF/transfer"
+.venv/bin/searchain report "$CONF/transfer/musique-100-evidence" --out results/heldout/transfer-report

@@ -1,0 +1,55 @@
+"""bench/confidence.py --transfer (issue 51's MuSiQue figure): a calibrator fit on another
+corpus, and on nothing else different, is applied as an uncalibrated score that says so."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from searchain.scoring.configuration import configuration
+from searchain.types import Confidence, Trace
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("conf_bench", ROOT / "bench" / "confidence.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _trace(corpus: str) -> Trace:
+    trace = Trace(question="q", method="retrieve-read", answer="Paris")
+    trace.meta.update(corpus=corpus, task="multihop", prompt_form="chat")
+    return trace
+
+
+def _calibrator(fit: dict[str, Any]) -> dict[str, Any]:
+    return {"name": "retrieve-read--m", "bias": 0.0, "features": ["has_answer"],
+            "weights": [2.0], "means": [0.5], "scales": [0.5],
+            "certification": {"configuration": fit}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "other", [{"corpus": "bm25:demo"}, {"corpus": "bm25:demo", "task": "open"}]
+)
+def test_only_a_corpus_difference_is_transferred(other: dict, monkeypatch) -> None:
+    bench = _bench()
+    trace = _trace("bm25:musique")
+    fit = {**configuration(trace, "m"), **other}
+    monkeypatch.setattr(bench, "find_calibrator", lambda *a: _calibrator(fit))
+    before = Confidence(value=0.4, calibrated=False, signals={"has_answer": 1.0}, note="n")
+    after = bench.transferred(before, trace, "m")
+    if len(other) == 1:
+        assert after.value == pytest.approx(1 / (1 + 2.718281828**-2), rel=1e-6)
+        assert not after.calibrated and after.note.startswith("transfer: ")
+        assert "fit on corpus bm25:demo, applied to an answer over bm25:musique" in after.note
+    else:  # the task differs too: no transfer, the score as it was
+        assert (after.value, after.note) == (0.4, "n")
