@@ -215,15 +215,7 @@ def fit_calibrator(
             f"{len(fit.rows)} it is fit on, and some to certify on ({len(held.rows)})"
         )
     config = one_configuration(items, method)
-    # A costly check's signal is used when every calibration answer asked for it (runs made
-    # with --confidence-check, -O maxprob=true): the calibrator is then that variant's
-    # ("searchain+nli"). An answer the check could not measure takes the fit items' mean.
-    checked = [
-        s
-        for s, check in CHECK_SIGNALS.items()
-        if check not in without
-        and all(check in c or s in r for c, r in zip(items.checks, items.rows, strict=True))
-    ]
+    checked = checked_signals(items, without)
     imputed = impute_at_mean(fit.rows, checked)
     features = (*FEATURES.get(method, DEFAULT_FEATURES), *checked)
     variant = calibrator_variant(method, tuple(sorted({CHECK_SIGNALS[s] for s in checked})))
@@ -269,6 +261,19 @@ def fit_calibrator(
         ),
     )
     return calibrator
+
+
+def checked_signals(items: CalibrationItems, without: Sequence[str]) -> list[str]:
+    """The costly checks' signals a calibrator reads: a check's when every calibration answer
+    asked for it (runs made with --confidence-check, -O maxprob=true), less those ``without``;
+    the calibrator is then that variant's ("searchain+nli"). An answer the check could not
+    measure is taken at the fit items' mean (:func:`impute_at_mean`)."""
+    return [
+        s
+        for s, check in CHECK_SIGNALS.items()
+        if check not in without
+        and all(check in c or s in r for c, r in zip(items.checks, items.rows, strict=True))
+    ]
 
 
 def impute_at_mean(rows: list[dict[str, float]], signals_: Sequence[str]) -> dict[str, int]:
