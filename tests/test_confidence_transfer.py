@@ -3,7 +3,6 @@ corpus, and on nothing else different, is applied as an uncalibrated score that 
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,15 +13,13 @@ from searchain.scoring.configuration import configuration
 from searchain.types import Confidence, Trace
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).parent))  # bench_kit.py
+
+from bench_kit import load_bench  # noqa: E402
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("conf_bench", ROOT / "bench" / "confidence.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_bench("confidence")
 
 
 def _trace(corpus: str) -> Trace:

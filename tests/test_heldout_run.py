@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -10,15 +9,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).parent))  # bench_kit.py
+
+from bench_kit import load_bench  # noqa: E402
 
 
 def _heldout():
-    spec = importlib.util.spec_from_file_location("heldout_run", ROOT / "bench" / "heldout_run.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_bench("heldout_run")
 
 
 def test_the_split_is_the_frozen_items_in_their_order() -> None:
