@@ -3,25 +3,22 @@ say, and its demo questions never overlap the items the quality runs report on."
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
 
 from searchain.eval.datasets import load_dataset
 
+sys.path.insert(0, str(Path(__file__).parent))  # bench_kit.py
+
+from bench_kit import load_bench
+
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "results" / "default-model"
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("default_model_bench",
-                                                  ROOT / "bench" / "default_model.py")  # fmt: skip
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_bench("default_model")
 
 
 def test_demo_questions_are_the_readme_ones_then_unreported_items() -> None:

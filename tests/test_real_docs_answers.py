@@ -4,22 +4,17 @@ passage was in hand, and where a miss is put. No model, no documents."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).parent))  # bench_kit.py
+
+from bench_kit import load_bench  # noqa: E402
 
 
 def bench():
-    spec = importlib.util.spec_from_file_location(
-        "real_docs_answers", ROOT / "bench" / "real_docs_answers.py"
-    )
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_bench("real_docs_answers")
 
 
 B = bench()

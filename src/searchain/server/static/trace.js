@@ -85,7 +85,8 @@ function treeNote(trace) {
     out.push(`MCTS: ${m.iterations ?? "?"} iteration(s), chosen path ${m.chosen_path.join(" → ")}` +
       `${m.partial ? " (partial: ended before End)" : ""}`);
   }
-  if (trace.method === "rebel" || (Array.isArray(m.facts) && "tool_calls" in m)) {
+  // read from the trace's shape, not the method's name: any recursion over tools reports it
+  if (Array.isArray(m.facts) && "tool_calls" in m) {
     out.push(`${m.tool_calls ?? 0} tool call(s), ${(m.facts || []).length} fact(s), ` +
       `depth ${m.depth ?? 0}, ${m.llm_calls ?? "?"} LLM call(s)`);
   }
