@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -30,24 +31,45 @@ from searchain.scoring.confidence import (
     shipped_calibrator,
     signals,
 )
+from searchain.scoring.configuration import QUESTION_LAST
 from searchain.types import Citation, Node, Passage, Trace
 
 QUESTION = "Who portrayed Corliss Archer in Kiss and Tell?"
-# The configuration the shipped calibrators were fit on (their calibration runs'): SearChain's
-# CoQ prompt with the question in the instruction, chat form, multi-hop, the demo index, node
-# labels of rule 2 (issue 47: the relabelled runs').
-SHIPPED_META = {
-    "prompt_form": "chat",
-    "template": "searchain/coq_multihop",
-    "task": "multihop",
-    "corpus": "bm25:demo",
-    "label_rule": LABEL_RULE,
-}
+SHIPPED_MODEL = "qwen2.5-coder-1.5b"
 
 
-def calibrated_configuration(trace: Trace) -> Trace:
-    """``trace`` made with the shipped calibrators' configuration."""
-    trace.meta.update(SHIPPED_META)
+def shipped_meta(variant: str = "searchain") -> dict[str, object]:
+    """The trace meta of the configuration the shipped calibrator ``variant`` was fit on, read
+    from the package's file (its certification's configuration), so these tests follow a
+    refit: the prompt form, task, corpus, node-label rule and, for SearChain, the CoQ template
+    that says the question position and the final step with its evidence sources."""
+    name = f"calibrator-{variant}--{SHIPPED_MODEL}.json"
+    fitted = json.loads(resources.files("searchain.data").joinpath(name).read_text("utf-8"))
+    config = fitted["certification"]["configuration"]
+    meta: dict[str, object] = {
+        "prompt_form": config["prompt_form"],
+        "task": config["task"],
+        "corpus": config["corpus"],
+        "label_rule": config["label_rule"] or LABEL_RULE,
+    }
+    if config["question_position"] is not None:
+        last = config["question_position"] == "last"
+        meta["template"] = "searchain/coq_multihop" + (QUESTION_LAST if last else "")
+    step = config["final_step"]
+    if step is not None:
+        meta["final_step"], _, sources = step.partition(":")
+        if sources:
+            meta["evidence_sources"] = sources
+    return meta
+
+
+# SearChain's shipped calibrator's configuration (its calibration runs')
+SHIPPED_META = shipped_meta()
+
+
+def calibrated_configuration(trace: Trace, variant: str = "searchain") -> Trace:
+    """``trace`` made with the configuration of the shipped calibrator ``variant``."""
+    trace.meta.update(shipped_meta(variant))
     return trace
 
 
@@ -137,7 +159,7 @@ def test_the_shipped_calibrator_loads_with_its_provenance() -> None:
 def test_an_answer_with_checks_is_mapped_by_the_shipped_calibrator_fit_with_them(
     checks: dict[str, dict[str, float]], variant: str
 ) -> None:
-    trace = calibrated_configuration(_trace())
+    trace = calibrated_configuration(_trace(), variant)
     trace.method = "searchain"
     trace.meta["confidence_checks"] = checks
     conf = assess(trace, "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")

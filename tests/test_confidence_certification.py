@@ -26,6 +26,7 @@ from searchain.scoring.certification import (
     split_of,
 )
 from searchain.scoring.confidence import abstention_text, assess, shipped_calibrator
+from searchain.scoring.configuration import QUESTION_LAST
 from searchain.scoring.reasons import SAID, contributions
 from searchain.scoring.risk_bound import RiskBound, check_risk_bound
 from searchain.types import Citation, Node, Passage, Trace
@@ -33,6 +34,26 @@ from test_confidence import SHIPPED_META
 
 MODEL = "qwen2.5-coder-1.5b"
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "confidence.md"
+
+
+def _other_position() -> tuple[dict[str, Any], str]:
+    """The question position the shipped SearChain calibrator was not fit on, and its note."""
+    if str(SHIPPED_META["template"]).endswith(QUESTION_LAST):
+        return {"template": "searchain/coq_multihop"}, "question position instruction, fit on last"
+    last = "searchain/coq_multihop" + QUESTION_LAST
+    return {"template": last}, "question position last, fit on instruction"
+
+
+def _other_final_step() -> tuple[dict[str, Any], str]:
+    """The final step the shipped SearChain calibrator was not fit on, and its note."""
+    if SHIPPED_META.get("final_step") == "evidence":
+        fit = f"evidence:{SHIPPED_META['evidence_sources']}"
+        return {"final_step": "tracing"}, f"final step tracing, fit on {fit}"
+    change = {"final_step": "evidence", "evidence_sources": "path+question"}
+    return change, "final step evidence:path+question, fit on tracing"
+
+
+OTHER_POSITION, OTHER_FINAL_STEP = _other_position(), _other_final_step()
 
 
 def _shipped() -> dict[str, dict[str, Any]]:
@@ -132,15 +153,12 @@ def test_a_calibrated_answer_of_the_shipped_configuration() -> None:
     ("change", "said"),
     [
         ({"method": "searchain-no-verification"}, "no calibrator was fit for searchain-no-verif"),
-        ({"template": "searchain/coq_multihop@question-last"}, "question position last, fit on"),
+        OTHER_POSITION,
         ({"corpus": "bm25:debian-docs"}, "corpus bm25:debian-docs, fit on bm25:demo"),
         ({"task": "open"}, "task open, fit on multihop"),
         ({"label_rule": 1}, "node-label rule version 1, fit on 2"),
         ({"prompt_form": "completion"}, "prompt form completion, fit on chat"),
-        (
-            {"final_step": "evidence", "evidence_sources": "path+question"},
-            "final step evidence:path+question, fit on tracing",
-        ),
+        OTHER_FINAL_STEP,
     ],
 )
 def test_another_configuration_is_not_shown_as_a_probability(
@@ -158,9 +176,17 @@ def test_another_configuration_is_not_shown_as_a_probability(
     assert conf.note.startswith("uncalibrated score") and said in conf.note
 
 
-def test_a_base_rate_calibrator_is_not_shown_as_a_probability() -> None:
+def test_a_base_rate_calibrator_is_not_shown_as_a_probability(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a copy of the shipped retrieve-read calibrator, no better than the base rate, as the
+    # user's own (found first): whatever the shipped one's fit says after a refit
     shipped = shipped_calibrator("retrieve-read", MODEL)
-    assert shipped is not None and shipped["probability"] is False
+    assert shipped is not None
+    mine = tmp_path / "calibrators" / f"calibrator-retrieve-read--{MODEL}.json"
+    mine.parent.mkdir()
+    mine.write_text(json.dumps({**shipped, "probability": False}), encoding="utf-8")
+    monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path))
     trace = Trace(question="q", method="retrieve-read", answer="Shirley Temple")
     trace.meta.update(prompt_form="chat", task="multihop", corpus="bm25:demo")
     conf = assess(trace, MODEL)
