@@ -265,6 +265,23 @@ def test_report_section_numbers_match_the_module(tmp_path: Path) -> None:
     assert cmp.a["brier_base_rate"] == cmp.b["brier_base_rate"]  # the same items
 
 
+def test_report_says_how_ece_moves_with_the_bin_count(tmp_path: Path) -> None:
+    """Beside the table's 10-bin ECE, one line with 5, 10, 15 and 20 bins on all the items:
+    the 10-bin value is the module's, and the others are not copies of it."""
+    from searchain.eval import report as rep
+    from searchain.eval.selective_report import collect
+
+    run = write_run(tmp_path / "r")
+    m = collect(rep.load([run]))[0][0]
+    line = next(x for x in rep.analyses([run]).splitlines() if x.startswith("ECE by bin count"))
+    values = [100 * sel.ece(m.confidence, m.correct, b) for b in (5, 10, 15, 20)]
+    shown = ", ".join(f"{v:.1f}" for v in values)
+    assert line == f"ECE by bin count (5, 10, 15, 20 equal-width bins, all 40 items): {shown} %."
+    assert len({round(v, 1) for v in values}) > 1
+    score = [x for x in rep.analyses([run]).splitlines() if x.startswith("ECE by bin count")][1]
+    assert score.startswith("ECE by bin count") and "all 40 items" in score  # the score method
+
+
 def test_a_run_without_confidences_prints_no_section(tmp_path: Path) -> None:
     run = write_run(tmp_path / "old-run", with_confidence=False)
     out = tmp_path / "rep"

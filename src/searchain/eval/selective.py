@@ -44,6 +44,8 @@ from searchain.eval.bootstrap import percentile_interval, resample_indices
 
 COVERAGES = (0.5, 0.8, 1.0)  # the coverages selective accuracy is reported at
 BINS = 10  # ECE's and the reliability diagram's equal-width bins
+# ECE's other bin counts, shown beside it: how far its value moves with the count alone
+SENSITIVITY_BINS = (5, 10, 15, 20)
 LOG_LOSS_CLIP = 1e-6  # log-loss reads p in [1e-6, 1 − 1e-6] (as choose_l2's cross-validation)
 
 

@@ -196,10 +196,24 @@ def _method_block(
         "",
         *_table(m, probability, seed, n, fitted, sink),
         "",
+        ece_by_bins(m.confidence, m.correct),
+        "",
         *maxprob_baseline.block(
             m.confidence, m.correct, *mp, seed=seed, n=n, sink=sink, where=(m.run, m.method)
         ),
     ]
+
+
+def ece_by_bins(confidence: Sequence[float], correct: Sequence[float]) -> str:
+    """One line: the confidence's ECE at each of ``SENSITIVITY_BINS`` equal-width bin counts
+    on all its items (the table states one count; this says how much the count alone moves
+    it, as the reliability of a few hundred items allows)."""
+    values = [sel.ece(confidence, correct, b) for b in sel.SENSITIVITY_BINS]
+    if any(math.isnan(v) for v in values):
+        return "ECE by bin count: – (the confidence is not in [0, 1])."
+    counts = ", ".join(map(str, sel.SENSITIVITY_BINS))
+    shown = ", ".join(f"{100 * v:.1f}" for v in values)
+    return f"ECE by bin count ({counts} equal-width bins, all {len(confidence)} items): {shown} %."
 
 
 _HOW_TO_READ = (
