@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,17 @@ from test_confidence import SHIPPED_META
 
 MODEL = "qwen2.5-coder-1.5b"
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "confidence.md"
+
+
+@pytest.fixture
+def own_calibrators(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The user's calibrators folder (found before the shipped ones), empty, in a fresh cache
+    dir; the calibrators read so far are forgotten before and after (they are cached)."""
+    monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path))
+    conf_mod.shipped_calibrator.cache_clear()
+    (tmp_path / "calibrators").mkdir()
+    yield tmp_path / "calibrators"
+    conf_mod.shipped_calibrator.cache_clear()
 
 
 def _other_position() -> tuple[dict[str, Any], str]:
@@ -176,21 +188,19 @@ def test_another_configuration_is_not_shown_as_a_probability(
     assert conf.note.startswith("uncalibrated score") and said in conf.note
 
 
-def test_a_base_rate_calibrator_is_not_shown_as_a_probability(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_base_rate_calibrator_is_not_shown_as_a_probability(own_calibrators: Path) -> None:
     # a copy of the shipped retrieve-read calibrator, no better than the base rate, as the
     # user's own (found first): whatever the shipped one's fit says after a refit
-    shipped = shipped_calibrator("retrieve-read", MODEL)
-    assert shipped is not None
-    mine = tmp_path / "calibrators" / f"calibrator-retrieve-read--{MODEL}.json"
-    mine.parent.mkdir()
-    mine.write_text(json.dumps({**shipped, "probability": False}), encoding="utf-8")
-    monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path))
+    shipped = _shipped()[f"retrieve-read--{MODEL}"]
+    mine = own_calibrators / f"calibrator-retrieve-read--{MODEL}.json"
+    bar = {**shipped["l2_chosen_by"], "base_rate_log_loss": 0.123}  # this copy's, not shipped
+    copy = {**shipped, "probability": False, "l2_chosen_by": bar}
+    mine.write_text(json.dumps(copy), encoding="utf-8")
     trace = Trace(question="q", method="retrieve-read", answer="Shirley Temple")
     trace.meta.update(prompt_form="chat", task="multihop", corpus="bm25:demo")
     conf = assess(trace, MODEL)
     assert not conf.calibrated and "no better than the share right" in conf.note
+    assert "against 0.123" in conf.note
     with pytest.raises(ValueError, match=r"needs a calibrated confidence: .*no better"):
         check_risk_bound("retrieve-read", (), MODEL, 0.3, 0.1)
     with pytest.raises(ValueError, match="no calibrator was fit for searchain-no-ir"):
@@ -271,3 +281,27 @@ def test_a_spec_certifies_per_method_an_ablation_never_borrowing_searchains() ->
         abstention(Spec(method="searchain-no-verification", max_risk=0.6), qwen)
     with pytest.raises(ValueError, match="between 0 and 1"):
         abstention(Spec(method="searchain", max_risk=0.6, risk_delta=1.5), qwen)
+
+
+def test_a_variant_fit_elsewhere_gives_way_to_the_methods_own(own_calibrators: Path) -> None:
+    """After a refit of the method alone (issue 51), an answer checked with ``likelihood`` is
+    mapped by the method's calibrator when only that one was fit on the answer's
+    configuration (the check's signal shown, not used); when neither was, the note names the
+    variant's difference."""
+    shipped = _shipped()
+    refit = shipped[f"searchain--{MODEL}"]
+    refit["certification"]["configuration"]["corpus"] = "bm25:my-docs"  # "refit" elsewhere
+    (own_calibrators / f"calibrator-searchain--{MODEL}.json").write_text(json.dumps(refit))
+    variant = json.dumps(shipped[f"searchain+likelihood--{MODEL}"])
+    (own_calibrators / f"calibrator-searchain+likelihood--{MODEL}.json").write_text(variant)
+    trace = _searchain_trace()
+    trace.meta["confidence_checks"] = {"likelihood": {"answer_logprob": -0.4}}
+    assert assess(trace, MODEL).calibrator["name"] == f"searchain+likelihood--{MODEL}"
+    trace.meta["corpus"] = "bm25:my-docs"
+    conf = assess(trace, MODEL)
+    assert conf.calibrated and conf.calibrator["name"] == f"searchain--{MODEL}"
+    assert "answer_logprob: shown, not used" in conf.note
+    trace.meta["corpus"] = "bm25:elsewhere"
+    conf = assess(trace, MODEL)
+    assert not conf.calibrated and "searchain+likelihood on" in conf.note
+    assert "corpus bm25:elsewhere, fit on bm25:demo" in conf.note

@@ -224,14 +224,31 @@ def apply_calibrator(calibrator: dict[str, Any], found: dict[str, float]) -> flo
     return 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
 
 
-def find_calibrator(method: str, checks: tuple[str, ...], model: str) -> dict[str, Any] | None:
+def find_calibrator(
+    method: str, checks: tuple[str, ...], model: str, trace: Trace | None = None
+) -> dict[str, Any] | None:
     """The calibrator for answers of exactly ``method`` with these checks on ``model``
     (``searchain+likelihood``), else the method's own (a check run after the answer leaves
-    its probability valid: the check's signal is shown, not used); None without one. An
-    ablation is a method of its own: it never borrows SearChain's."""
-    return shipped_calibrator(calibrator_variant(method, checks), model) or shipped_calibrator(
-        method, model
-    )
+    its probability valid: the check's signal is shown, not used); None without one. With
+    ``trace``, a variant fit on another configuration than the answer's gives way to the
+    method's own where that one was fit on the answer's (after a refit of the method alone).
+    An ablation is a method of its own: it never borrows SearChain's."""
+    found = [
+        c
+        for c in (
+            shipped_calibrator(calibrator_variant(method, checks), model),
+            shipped_calibrator(method, model),
+        )
+        if c is not None
+    ]
+    fits = [c for c in found if trace is not None and not _fit_elsewhere(c, trace, model)]
+    return (fits or found or [None])[0]
+
+
+def _fit_elsewhere(calibrator: dict[str, Any], trace: Trace, model: str) -> bool:
+    """Whether ``calibrator`` names a configuration other than the answer's."""
+    fit = (calibrator.get("certification") or {}).get("configuration")
+    return fit is not None and bool(differences(fit, configuration(trace, model)))
 
 
 def not_a_probability(calibrator: dict[str, Any]) -> str:
@@ -277,7 +294,7 @@ def assess(
     says why. Below ``abstain_below`` the answer is marked abstained (kept, as a guess)."""
     key = model_key(model)
     found = signals(trace)
-    calibrator = calibrator or find_calibrator(trace.method, checks_of(trace), key)
+    calibrator = calibrator or find_calibrator(trace.method, checks_of(trace), key, trace)
     why_not = mismatch(calibrator, trace, key) if calibrator is not None else ""
     if calibrator is not None and not why_not:
         conf = Confidence(apply_calibrator(calibrator, found), True, found, _provenance(calibrator))
