@@ -19,3 +19,5 @@ for m in searchain retrieve-read; do
   .venv/bin/searchain calibrate "$CAL" --method "$m" "${EXCL[@]}" \
     --out "$DATA/calibrator-$m+maxprob--qwen2.5-coder-1.5b.json"
 done
+# docs/confidence.md's table of the shipped calibrators, from the files just written
+.venv/bin/python bench/calibrator_table.py

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from bench_kit import load_bench
 from searchain.scoring import confidence as conf_mod
 from searchain.scoring.calibration import binomial_cdf
 from searchain.scoring.certification import (
@@ -142,18 +143,20 @@ def test_every_shipped_calibrator_records_its_certification() -> None:
 
 
 def test_the_docs_table_is_the_shipped_certifications() -> None:
-    """docs/confidence.md's table: each shipped calibrator's lowest risk certified at
-    δ = 0.1 and its item counts, as the files hold them."""
-    text = DOCS.read_text(encoding="utf-8")
-    for name, cal in _shipped().items():
+    """docs/confidence.md's table is bench/calibrator_table.py's, word for word: a row per
+    shipped calibrator (its configuration, item counts, lowest risk certified at δ = 0.1 and
+    the threshold there, CV log-loss against the base rate's, how it is shown)."""
+    table = load_bench("calibrator_table")
+    printed = table.table()
+    assert printed in DOCS.read_text(encoding="utf-8")
+    for name, cal in _shipped().items():  # the generator reads every file, as they are
+        row = next(r for r in printed.splitlines() if r.startswith(f"| `{name}` |"))
+        cells = [c.strip() for c in row.split("|")[2:]]
         cert = cal["certification"]
-        row = re.search(rf"^\| `{re.escape(name)}` \|([^\n]*)$", text, re.M)
-        assert row, f"no row for {name} in docs/confidence.md"
-        cells = [c.strip() for c in row[1].split("|")]
-        fit_on = cal["fit_on"]
-        assert cells[0] == str(fit_on["fit_items"]) and cells[1] == str(len(cert["items"]))
+        assert cells[1:3] == [str(cal["fit_on"]["fit_items"]), str(len(cert["items"]))]
         lowest = cert["lowest_certified_risk"]
-        assert cells[2] == ("none" if lowest is None else f"{lowest:.2f}"), name
+        assert cells[3] == ("none" if lowest is None else f"{lowest:.2f}"), name
+        assert cells[6] == ("probability" if cal["probability"] else table.BASE_RATE), name
 
 
 def test_a_calibrated_answer_of_the_shipped_configuration() -> None:
