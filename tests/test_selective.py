@@ -136,13 +136,19 @@ def test_bootstrap_intervals_contain_the_point_estimates() -> None:
             "brier_base_rate",
             "log_loss",
             *(f"accuracy@{c:g}" for c in (0.5, 0.8, 1)),
+            "lift@0.5",
         }
     )
     for name, e in estimates.items():
         assert e.value == pytest.approx(points[name])
         assert e.lo <= e.value <= e.hi, name
     assert estimates["accuracy@1"].value == pytest.approx(right.mean())
+    lift = points["accuracy@0.5"] / points["accuracy@1"]
+    assert points["lift@0.5"] == pytest.approx(lift) and lift > 1  # a ranking confidence
     assert sel.bootstrap(conf, right, n=300) == estimates  # deterministic for a seed
+    # no lift without both of its coverages; none right at all: no lift (not a division error)
+    assert "lift@0.5" not in sel.statistics(conf, right, coverages=(0.5, 0.8))
+    assert math.isnan(sel.statistics([0.9, 0.2], [0, 0])["lift@0.5"])
 
 
 def test_paired_difference_on_the_same_resamples() -> None:

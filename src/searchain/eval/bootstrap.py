@@ -33,7 +33,8 @@ def percentile_interval(samples: np.ndarray, alpha: float = 0.05) -> tuple[float
     """``(lo, hi)``: the ``1 - alpha`` percentile interval of bootstrap ``samples``."""
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    lo, hi = np.quantile(np.asarray(samples, dtype=float), [alpha / 2, 1 - alpha / 2])
+    # a ratio is undefined on a resample whose denominator is 0: those resamples are left out
+    lo, hi = np.nanquantile(np.asarray(samples, dtype=float), [alpha / 2, 1 - alpha / 2])
     return float(lo), float(hi)
 
 

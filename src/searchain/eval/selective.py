@@ -232,7 +232,23 @@ def statistic_names(coverages: Sequence[float] = COVERAGES) -> tuple[str, ...]:
         "brier_base_rate",
         "log_loss",
         *(f"accuracy@{c:g}" for c in coverages),
+        *(("lift@0.5",) if _lifts(coverages) else ()),
     )
+
+
+def _lifts(coverages: Sequence[float]) -> bool:
+    """Whether the statistics hold the lift at 50 % coverage (both its coverages asked)."""
+    return 0.5 in coverages and 1.0 in coverages
+
+
+def _lift(accuracy: Sequence[float], coverages: Sequence[float]) -> list[float]:
+    """Cover-EM at 50 % coverage over cover-EM at 100 % (how much answering only the more
+    confident half gains: issue 51's 1.5× target), NaN when none of all is right; [] unless
+    both coverages are asked."""
+    if not _lifts(coverages):
+        return []
+    half, whole = accuracy[list(coverages).index(0.5)], accuracy[list(coverages).index(1.0)]
+    return [half / whole if whole > 0 else math.nan]
 
 
 def _statistics(conf: np.ndarray, right: np.ndarray, coverages: Sequence[float], bins: int):
@@ -249,6 +265,7 @@ def _statistics(conf: np.ndarray, right: np.ndarray, coverages: Sequence[float],
             share * (1 - share),
             probability[1],
             *accuracy,
+            *_lift(accuracy, coverages),
         ]
     )
 

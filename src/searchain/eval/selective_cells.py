@@ -20,13 +20,15 @@ ROWS = (
     ("accuracy@0.5", "cover-EM at 50 % coverage"),
     ("accuracy@0.8", "cover-EM at 80 % coverage"),
     ("accuracy@1", "cover-EM at 100 % coverage"),
+    ("lift@0.5", "cover-EM at 50 % ÷ at 100 % (×)"),
 )
 UNCAL = " (uncalibrated score)"
 AS_PROBABILITY = ("ece", "brier", "log_loss")  # read the confidence as a probability
 DECIMAL = ("brier", "brier_base_rate", "log_loss")  # on their own scale, not in %
+RATIO = ("lift@0.5",)  # a ratio, two decimals
 # Differences worth a paired interval (at 100 % coverage, and for the base rate, both
 # confidences answer the same items: no difference).
-PAIRED = ("aurc", "ece", "brier", "log_loss", "accuracy@0.5", "accuracy@0.8")
+PAIRED = ("aurc", "ece", "brier", "log_loss", "accuracy@0.5", "accuracy@0.8", "lift@0.5")
 
 
 def cell(e: sel.Estimate, key: str, probability: bool = True) -> str:
@@ -34,6 +36,8 @@ def cell(e: sel.Estimate, key: str, probability: bool = True) -> str:
     if math.isnan(e.value):
         return "–"
     note = UNCAL if key in AS_PROBABILITY and not probability else ""
+    if key in RATIO:
+        return f"{e.value:.2f} [{e.lo:.2f}, {e.hi:.2f}]"
     return (e.decimal() if key in DECIMAL else str(e)) + note
 
 
@@ -41,6 +45,8 @@ def diff(e: sel.Estimate, key: str) -> str:
     """A paired difference's cell ("–" where no difference is worth one)."""
     if key not in PAIRED or math.isnan(e.value):
         return "–"
+    if key in RATIO:
+        return f"{e.value:+.2f} [{e.lo:+.2f}, {e.hi:+.2f}]"
     return e.decimal("+") if key in DECIMAL else e.signed()
 
 

@@ -217,7 +217,8 @@ def ece_by_bins(confidence: Sequence[float], correct: Sequence[float]) -> str:
 
 
 _HOW_TO_READ = (
-    "Values in %, except the Brier scores and log-loss (on their own 0–1 and nats scales), "
+    "Values in %, except the Brier scores and log-loss (on their own 0–1 and nats scales) "
+    "and the ratio of cover-EM at 50 % to cover-EM at 100 % (×), "
     "with 95 % bootstrap CIs over items; Δ on the same resamples (paired). Items are "
     "answered most confident first: AURC is the mean error rate among the answered over "
     "coverages 1/n … 1 (lower is better); cover-EM at c % is the accuracy on the c % most "
