@@ -21,6 +21,11 @@ fit on another corpus and nothing else differs, its mapping is applied anyway an
 uncalibrated score whose note says so — how the HotpotQA calibrator ranks and scores answers
 over another corpus, never shown as a probability there.
 
+``--without maxprob`` (issue 51): the confidence of a run made with ``-O maxprob=true`` from the
+calibrator of answers made without it — what ``ask`` shows by default — with MaxProb kept in the
+trace for the report's MaxProb baseline (its signal shown, not used). ``--refresh`` without it
+then gives the ``+maxprob`` calibrator's confidence of a copy, no model call.
+
 ``--check consistency`` (or ``nli``) runs that opt-in confidence check on each recorded answer
 first (its model calls, seeded and cached, are the check's own; the answer stays the run's), as
 ``--confidence-check`` would have at run time: on calibration runs, for ``searchain calibrate``
@@ -80,6 +85,17 @@ def transferred(conf: Confidence, trace: Trace, model: str) -> Confidence:
     return conf
 
 
+def confidence_of(trace: Trace, model: str, without: tuple[str, ...] = ()) -> Confidence:
+    """The answer's confidence, from the calibrator of answers made without the checks in
+    ``without`` (their signals stay in the trace: shown, not used) where any are named."""
+    if not without:
+        return assess(trace, model)
+    checks = tuple(c for c in checks_of(trace) if c not in without)
+    return assess(
+        trace, model, calibrator=find_calibrator(trace.method, checks, model_key(model), trace)
+    )
+
+
 def with_confidence(
     run: Path,
     out: Path,
@@ -87,9 +103,11 @@ def with_confidence(
     llm: object,
     checks: tuple[str, ...] = (),
     transfer: bool = False,
+    without: tuple[str, ...] = (),
 ) -> int:
     """Copy ``run``'s records of ``methods`` into ``out`` with their confidences (after the
-    ``checks``); returns how many were added now."""
+    ``checks``; from the calibrator of answers made ``without`` those checks where named);
+    returns how many were added now."""
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(run / MANIFEST, out / MANIFEST)
     target = out / RESULTS
@@ -103,7 +121,7 @@ def with_confidence(
             if r.get("status") == "ok" and r.get("trace"):
                 trace = stamped(Trace.from_dict(r["trace"]), config)
                 check_cost = run_checks(trace, checks, llm) if checks else {}
-                conf = assess(trace, model)
+                conf = confidence_of(trace, model, without)
                 if transfer:
                     conf = transferred(conf, trace, model)
                 conf.naive, conf.cost = naive_logprob(llm, trace.question, trace.answer)
@@ -116,9 +134,10 @@ def with_confidence(
     return added
 
 
-def refresh(out: Path) -> int:
+def refresh(out: Path, without: tuple[str, ...] = ()) -> int:
     """Recompute the confidence of every record already in ``out`` (a new calibrator, new
-    signals), keeping its naive value and that value's cost: no model call."""
+    signals; ``without`` as for :func:`with_confidence`), keeping its naive value and that
+    value's cost: no model call."""
     target = out / RESULTS
     records = list(read_results(out))
     model, config = run_model(out), run_config(out)
@@ -127,7 +146,7 @@ def refresh(out: Path) -> int:
         for r in records:
             old = (r.get("trace") or {}).get("confidence")
             if old is not None:
-                conf = assess(stamped(Trace.from_dict(r["trace"]), config), model)
+                conf = confidence_of(stamped(Trace.from_dict(r["trace"]), config), model, without)
                 conf.naive, conf.cost = old.get("naive"), old.get("cost") or conf.cost
                 r = {**r, "trace": {**r["trace"], "confidence": conf.to_dict()}}
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
@@ -150,6 +169,12 @@ def main() -> None:
         "uncalibrated score",
     )
     parser.add_argument(
+        "--without",
+        action="append",
+        default=[],
+        help="score with the calibrator of answers made without this check (e.g. maxprob)",
+    )
+    parser.add_argument(
         "--refresh",
         action="store_true",
         help="recompute the confidences already written (new calibrator), no model call",
@@ -157,7 +182,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.refresh:
         for run in args.runs:
-            print(f"{run.name}: {refresh(args.out / run.name)} records refreshed")
+            done = refresh(args.out / run.name, tuple(args.without))
+            print(f"{run.name}: {done} records refreshed")
         return
     from searchain.llm import make_llm
 
@@ -165,7 +191,9 @@ def main() -> None:
     methods = set(args.methods.split(","))
     for run in args.runs:
         checks = check_names(args.check)
-        added = with_confidence(run, args.out / run.name, methods, llm, checks, args.transfer)
+        added = with_confidence(
+            run, args.out / run.name, methods, llm, checks, args.transfer, tuple(args.without)
+        )
         print(f"{run.name}: {added} records with their confidence -> {args.out / run.name}")
 
 

@@ -50,3 +50,36 @@ def test_only_a_corpus_difference_is_transferred(other: dict, monkeypatch) -> No
         assert "fit on corpus bm25:demo, applied to an answer over bm25:musique" in after.note
     else:  # the task differs too: no transfer, the score as it was
         assert (after.value, after.note) == (0.4, "n")
+
+
+def test_without_maxprob_scores_with_the_plain_calibrator(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 51's held-out run records MaxProb: ``--without maxprob`` gives its answers the
+    confidence `ask` shows (the plain calibrator, MaxProb shown, not used, and kept in the
+    trace for the MaxProb baseline); without it, the ``+maxprob`` calibrator's."""
+    import json
+
+    from searchain.scoring import confidence as conf_mod
+    from test_confidence import shipped_meta
+
+    bench = _bench()
+    plain = conf_mod.shipped_calibrator("searchain", "qwen2.5-coder-1.5b")
+    assert plain is not None
+    mine = tmp_path / "calibrators"
+    mine.mkdir()
+    variant = {**plain, "name": "searchain+maxprob--qwen2.5-coder-1.5b", "bias": plain["bias"] + 1}
+    (mine / "calibrator-searchain+maxprob--qwen2.5-coder-1.5b.json").write_text(json.dumps(variant))
+    monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path))
+    conf_mod.shipped_calibrator.cache_clear()
+    try:
+        trace = Trace(question="q", method="searchain", answer="Paris")
+        trace.meta.update(shipped_meta(), maxprob={"value": 0.9})
+        with_signal = bench.confidence_of(trace, "qwen2.5-coder-1.5b")
+        default = bench.confidence_of(trace, "qwen2.5-coder-1.5b", ("maxprob",))
+    finally:
+        conf_mod.shipped_calibrator.cache_clear()
+    assert with_signal.calibrator["name"] == "searchain+maxprob--qwen2.5-coder-1.5b"
+    assert default.calibrated and default.calibrator["name"] == "searchain--qwen2.5-coder-1.5b"
+    assert "answer_maxprob: shown, not used" in default.note
+    assert default.value < with_signal.value and trace.meta["maxprob"] == {"value": 0.9}

@@ -23,7 +23,7 @@ import numpy as np
 from searchain.eval import maxprob_baseline, naive_platt
 from searchain.eval import selective as sel
 from searchain.eval.run_records import RunRecords
-from searchain.eval.selective_cells import ROWS, cell, csv_rows, diff
+from searchain.eval.selective_cells import ROWS, UNCAL, cell, csv_rows, diff
 from searchain.scoring import maxprob
 
 
@@ -196,7 +196,7 @@ def _method_block(
         "",
         *_table(m, probability, seed, n, fitted, sink),
         "",
-        ece_by_bins(m.confidence, m.correct),
+        ece_by_bins(m.confidence, m.correct, probability),
         "",
         *maxprob_baseline.block(
             m.confidence, m.correct, *mp, seed=seed, n=n, sink=sink, where=(m.run, m.method)
@@ -204,7 +204,9 @@ def _method_block(
     ]
 
 
-def ece_by_bins(confidence: Sequence[float], correct: Sequence[float]) -> str:
+def ece_by_bins(
+    confidence: Sequence[float], correct: Sequence[float], probability: bool = True
+) -> str:
     """One line: the confidence's ECE at each of ``SENSITIVITY_BINS`` equal-width bin counts
     on all its items (the table states one count; this says how much the count alone moves
     it, as the reliability of a few hundred items allows)."""
@@ -213,7 +215,11 @@ def ece_by_bins(confidence: Sequence[float], correct: Sequence[float]) -> str:
         return "ECE by bin count: – (the confidence is not in [0, 1])."
     counts = ", ".join(map(str, sel.SENSITIVITY_BINS))
     shown = ", ".join(f"{100 * v:.1f}" for v in values)
-    return f"ECE by bin count ({counts} equal-width bins, all {len(confidence)} items): {shown} %."
+    note = "" if probability else UNCAL
+    return (
+        f"ECE by bin count ({counts} equal-width bins, all {len(confidence)} items): "
+        f"{shown} %{note}."
+    )
 
 
 _HOW_TO_READ = (
