@@ -297,3 +297,17 @@ def test_a_run_without_confidences_prints_no_section(tmp_path: Path) -> None:
     assert "*old-run: no method recorded a confidence: no selective tables.*" in result.stdout
     assert not (out / "risk_coverage.png").exists() and not (out / "reliability.png").exists()
     assert (out / "report.png").exists()
+
+
+def test_an_interval_leaves_undefined_resamples_out() -> None:
+    """A ratio's resample whose denominator is 0 is NaN: the interval is read from the others,
+    and none defined gives no interval (NaN), without a warning."""
+    import warnings
+
+    from searchain.eval.bootstrap import percentile_interval
+
+    with_gaps = np.array([1.0, np.nan, 2.0, 3.0, np.nan])
+    assert percentile_interval(with_gaps, 0.5) == percentile_interval(np.array([1.0, 2, 3]), 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert all(math.isnan(v) for v in percentile_interval(np.array([np.nan, np.nan])))

@@ -4,6 +4,7 @@ selective-answering metrics of :mod:`searchain.eval.selective`)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -33,8 +34,11 @@ def percentile_interval(samples: np.ndarray, alpha: float = 0.05) -> tuple[float
     """``(lo, hi)``: the ``1 - alpha`` percentile interval of bootstrap ``samples``."""
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    values = np.asarray(samples, dtype=float)
     # a ratio is undefined on a resample whose denominator is 0: those resamples are left out
-    lo, hi = np.nanquantile(np.asarray(samples, dtype=float), [alpha / 2, 1 - alpha / 2])
+    if values.size == 0 or np.isnan(values).all():
+        return math.nan, math.nan
+    lo, hi = np.nanquantile(values, [alpha / 2, 1 - alpha / 2])
     return float(lo), float(hi)
 
 
