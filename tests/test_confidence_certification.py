@@ -32,7 +32,7 @@ from searchain.scoring.configuration import QUESTION_LAST
 from searchain.scoring.reasons import SAID, contributions
 from searchain.scoring.risk_bound import RiskBound, check_risk_bound
 from searchain.types import Citation, Node, Passage, Trace
-from test_confidence import SHIPPED_META
+from test_confidence import SHIPPED_META, shipped_meta
 
 MODEL = "qwen2.5-coder-1.5b"
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "confidence.md"
@@ -229,10 +229,10 @@ def test_a_calibrated_answers_reasons_name_its_largest_negative_term() -> None:
 def test_a_risk_bound_uses_the_threshold_of_the_calibrator_that_mapped_the_answer(
     checks: dict[str, Any],
 ) -> None:
-    trace = _searchain_trace()
-    trace.meta["confidence_checks"] = checks
-    conf = assess(trace, MODEL)
     variant = "searchain+likelihood" if checks else "searchain"
+    trace = _searchain_trace()
+    trace.meta.update(shipped_meta(variant), confidence_checks=checks)  # its configuration
+    conf = assess(trace, MODEL)
     shipped = shipped_calibrator(variant, MODEL)
     assert conf.calibrator["name"] == f"{variant}--{MODEL}"
     for risk in (0.3, 0.6):
