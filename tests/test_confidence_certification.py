@@ -97,6 +97,16 @@ def _searchain_trace(answer: str = "Shirley Temple", in_passage: bool = True) ->
     return trace
 
 
+def _paper_trace(answer: str = "Shirley Temple") -> Trace:
+    """The same answer made by the ``searchain-paper`` preset with its calibrators'
+    configuration: its shipped calibrators stay as they are when SearChain's default is
+    refit, so the tests of how a calibrator is used read them."""
+    trace = _searchain_trace(answer)
+    trace.method = "searchain-paper"
+    trace.meta.update(shipped_meta("searchain-paper"))
+    return trace
+
+
 def test_the_split_rule_is_fixed_and_fit_items_never_certify() -> None:
     assert split_of("5a8b57f25542995d1e6f1371") == split_of("5a8b57f25542995d1e6f1371")
     parts = [split_of(f"q{i}") for i in range(1000)]
@@ -160,8 +170,15 @@ def test_the_docs_table_is_the_shipped_certifications() -> None:
 
 
 def test_a_calibrated_answer_of_the_shipped_configuration() -> None:
+    """An answer of the shipped calibrator's configuration is mapped by it: a probability
+    where its fit beat the share right, else a score that says it did not."""
     conf = assess(_searchain_trace(), MODEL)
-    assert conf.calibrated and conf.calibrator["name"] == f"searchain--{MODEL}"
+    shipped = _shipped()[f"searchain--{MODEL}"]
+    assert conf.calibrated is bool(shipped["probability"])
+    if conf.calibrated:
+        assert conf.calibrator["name"] == f"searchain--{MODEL}"
+    else:
+        assert "no better than the share right" in conf.note
 
 
 @pytest.mark.parametrize(
@@ -211,10 +228,10 @@ def test_a_base_rate_calibrator_is_not_shown_as_a_probability(own_calibrators: P
 
 
 def test_a_calibrated_answers_reasons_name_its_largest_negative_term() -> None:
-    trace = _searchain_trace("Judy Garland")  # not in the passage: the search cannot back it
+    trace = _paper_trace("Judy Garland")  # not in the passage: the search cannot back it
     conf = assess(trace, MODEL)
     assert conf.calibrated
-    shipped = shipped_calibrator("searchain", MODEL)
+    shipped = shipped_calibrator("searchain-paper", MODEL)
     terms = contributions(shipped, conf.signals)
     lowest = min(terms.values())
     assert lowest < 0
@@ -229,8 +246,8 @@ def test_a_calibrated_answers_reasons_name_its_largest_negative_term() -> None:
 def test_a_risk_bound_uses_the_threshold_of_the_calibrator_that_mapped_the_answer(
     checks: dict[str, Any],
 ) -> None:
-    variant = "searchain+likelihood" if checks else "searchain"
-    trace = _searchain_trace()
+    variant = "searchain-paper+likelihood" if checks else "searchain-paper"
+    trace = _paper_trace()
     trace.meta.update(shipped_meta(variant), confidence_checks=checks)  # its configuration
     conf = assess(trace, MODEL)
     shipped = shipped_calibrator(variant, MODEL)
@@ -277,27 +294,34 @@ def test_a_spec_certifies_per_method_an_ablation_never_borrowing_searchains() ->
     from searchain.methods.assembly import Spec, abstention
 
     qwen = SimpleNamespace(model="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")  # only its name
-    held = abstention(Spec(method="searchain", max_risk=0.6, risk_delta=0.2), qwen)
+    held = abstention(Spec(method="searchain-paper", max_risk=0.6, risk_delta=0.2), qwen)
     assert held is not None and held.risk_bound is not None
     assert (held.risk_bound.max_risk, held.risk_bound.delta) == (0.6, 0.2)
     with pytest.raises(ValueError, match="no calibrator was fit for searchain-no-verification"):
         abstention(Spec(method="searchain-no-verification", max_risk=0.6), qwen)
     with pytest.raises(ValueError, match="between 0 and 1"):
-        abstention(Spec(method="searchain", max_risk=0.6, risk_delta=1.5), qwen)
+        abstention(Spec(method="searchain-paper", max_risk=0.6, risk_delta=1.5), qwen)
 
 
 def test_a_variant_fit_elsewhere_gives_way_to_the_methods_own(own_calibrators: Path) -> None:
     """After a refit of the method alone (issue 51), an answer checked with ``likelihood`` is
     mapped by the method's calibrator when only that one was fit on the answer's
     configuration (the check's signal shown, not used); when neither was, the note names the
-    variant's difference."""
+    variant's difference. (User copies of the shipped files, the method's "refit" on
+    another corpus.)"""
     shipped = _shipped()
-    refit = shipped[f"searchain--{MODEL}"]
-    refit["certification"]["configuration"]["corpus"] = "bm25:my-docs"  # "refit" elsewhere
+    variant = shipped[f"searchain+likelihood--{MODEL}"]
+    fit = variant["certification"]["configuration"]
+    refit = {**shipped[f"searchain--{MODEL}"], "probability": True}  # whatever it beat
+    refit["certification"] = {
+        **refit["certification"],
+        "configuration": {**fit, "method": "searchain", "corpus": "bm25:my-docs"},
+    }
     (own_calibrators / f"calibrator-searchain--{MODEL}.json").write_text(json.dumps(refit))
-    variant = json.dumps(shipped[f"searchain+likelihood--{MODEL}"])
-    (own_calibrators / f"calibrator-searchain+likelihood--{MODEL}.json").write_text(variant)
+    name = f"calibrator-searchain+likelihood--{MODEL}.json"
+    (own_calibrators / name).write_text(json.dumps(variant))
     trace = _searchain_trace()
+    trace.meta.update(shipped_meta("searchain+likelihood"))  # the variant's configuration
     trace.meta["confidence_checks"] = {"likelihood": {"answer_logprob": -0.4}}
     assert assess(trace, MODEL).calibrator["name"] == f"searchain+likelihood--{MODEL}"
     trace.meta["corpus"] = "bm25:my-docs"
@@ -307,4 +331,4 @@ def test_a_variant_fit_elsewhere_gives_way_to_the_methods_own(own_calibrators: P
     trace.meta["corpus"] = "bm25:elsewhere"
     conf = assess(trace, MODEL)
     assert not conf.calibrated and "searchain+likelihood on" in conf.note
-    assert "corpus bm25:elsewhere, fit on bm25:demo" in conf.note
+    assert f"corpus bm25:elsewhere, fit on {fit['corpus']}" in conf.note

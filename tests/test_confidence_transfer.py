@@ -68,7 +68,9 @@ def test_without_maxprob_scores_with_the_plain_calibrator(
     assert plain is not None
     mine = tmp_path / "calibrators"
     mine.mkdir()
+    plain = {**plain, "probability": True}  # copies: whatever the shipped fit beat
     variant = {**plain, "name": "searchain+maxprob--qwen2.5-coder-1.5b", "bias": plain["bias"] + 1}
+    (mine / "calibrator-searchain--qwen2.5-coder-1.5b.json").write_text(json.dumps(plain))
     (mine / "calibrator-searchain+maxprob--qwen2.5-coder-1.5b.json").write_text(json.dumps(variant))
     monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path))
     conf_mod.shipped_calibrator.cache_clear()
