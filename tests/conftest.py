@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,16 @@ def two_films(tmp_path: Path):
     ]  # fmt: skip
     corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return BM25Index.from_corpus(corpus, tmp_path / "idx")
+
+
+@pytest.fixture
+def own_calibrators(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The user's calibrators folder (found before the shipped ones), empty, in a fresh cache
+    dir; the calibrators read so far are forgotten before and after (they are cached)."""
+    from searchain.scoring.confidence import shipped_calibrator
+
+    monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path))
+    shipped_calibrator.cache_clear()
+    (tmp_path / "calibrators").mkdir()
+    yield tmp_path / "calibrators"
+    shipped_calibrator.cache_clear()

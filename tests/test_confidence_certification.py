@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -36,17 +35,6 @@ from test_confidence import SHIPPED_META, shipped_meta
 
 MODEL = "qwen2.5-coder-1.5b"
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "confidence.md"
-
-
-@pytest.fixture
-def own_calibrators(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """The user's calibrators folder (found before the shipped ones), empty, in a fresh cache
-    dir; the calibrators read so far are forgotten before and after (they are cached)."""
-    monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path))
-    conf_mod.shipped_calibrator.cache_clear()
-    (tmp_path / "calibrators").mkdir()
-    yield tmp_path / "calibrators"
-    conf_mod.shipped_calibrator.cache_clear()
 
 
 def _other_position() -> tuple[dict[str, Any], str]:

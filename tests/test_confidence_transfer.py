@@ -52,9 +52,7 @@ def test_only_a_corpus_difference_is_transferred(other: dict, monkeypatch) -> No
         assert (after.value, after.note) == (0.4, "n")
 
 
-def test_without_maxprob_scores_with_the_plain_calibrator(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_without_maxprob_scores_with_the_plain_calibrator(own_calibrators: Path) -> None:
     """Issue 51's held-out run records MaxProb: ``--without maxprob`` gives its answers the
     confidence `ask` shows (the plain calibrator, MaxProb shown, not used, and kept in the
     trace for the MaxProb baseline); without it, the ``+maxprob`` calibrator's."""
@@ -66,21 +64,15 @@ def test_without_maxprob_scores_with_the_plain_calibrator(
     bench = _bench()
     plain = conf_mod.shipped_calibrator("searchain", "qwen2.5-coder-1.5b")
     assert plain is not None
-    mine = tmp_path / "calibrators"
-    mine.mkdir()
+    mine = own_calibrators
     plain = {**plain, "probability": True}  # copies: whatever the shipped fit beat
     variant = {**plain, "name": "searchain+maxprob--qwen2.5-coder-1.5b", "bias": plain["bias"] + 1}
     (mine / "calibrator-searchain--qwen2.5-coder-1.5b.json").write_text(json.dumps(plain))
     (mine / "calibrator-searchain+maxprob--qwen2.5-coder-1.5b.json").write_text(json.dumps(variant))
-    monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path))
-    conf_mod.shipped_calibrator.cache_clear()
-    try:
-        trace = Trace(question="q", method="searchain", answer="Paris")
-        trace.meta.update(shipped_meta(), maxprob={"value": 0.9})
-        with_signal = bench.confidence_of(trace, "qwen2.5-coder-1.5b")
-        default = bench.confidence_of(trace, "qwen2.5-coder-1.5b", ("maxprob",))
-    finally:
-        conf_mod.shipped_calibrator.cache_clear()
+    trace = Trace(question="q", method="searchain", answer="Paris")
+    trace.meta.update(shipped_meta(), maxprob={"value": 0.9})
+    with_signal = bench.confidence_of(trace, "qwen2.5-coder-1.5b")
+    default = bench.confidence_of(trace, "qwen2.5-coder-1.5b", ("maxprob",))
     assert with_signal.calibrator["name"] == "searchain+maxprob--qwen2.5-coder-1.5b"
     assert default.calibrated and default.calibrator["name"] == "searchain--qwen2.5-coder-1.5b"
     assert "answer_maxprob: shown, not used" in default.note

@@ -241,14 +241,16 @@ def find_calibrator(
         )
         if c is not None
     ]
-    fits = [c for c in found if trace is not None and not _fit_elsewhere(c, trace, model)]
+    fits = [c for c in found if trace is not None and not fit_differences(c, trace, model)]
     return (fits or found or [None])[0]
 
 
-def _fit_elsewhere(calibrator: dict[str, Any], trace: Trace, model: str) -> bool:
-    """Whether ``calibrator`` names a configuration other than the answer's."""
+def fit_differences(calibrator: dict[str, Any], trace: Trace, model: str) -> list[str] | None:
+    """Where the answer's configuration is not the one ``calibrator`` was fit on, in words
+    ([]: the same); None for a calibrator fit before configurations were recorded (it maps
+    by its name alone)."""
     fit = (calibrator.get("certification") or {}).get("configuration")
-    return fit is not None and bool(differences(fit, configuration(trace, model)))
+    return None if fit is None else differences(fit, configuration(trace, model))
 
 
 def not_a_probability(calibrator: dict[str, Any]) -> str:
@@ -269,10 +271,9 @@ def not_a_probability(calibrator: dict[str, Any]) -> str:
 def mismatch(calibrator: dict[str, Any], trace: Trace, model: str) -> str:
     """Why ``calibrator`` does not map this answer ("" when it does): its configuration is
     not the answer's (``scoring/configuration.py``)."""
-    fit = (calibrator.get("certification") or {}).get("configuration")
-    if fit is None:
+    said = fit_differences(calibrator, trace, model)
+    if said is None:
         return ""  # a calibrator fit before configurations were recorded: by name alone
-    said = differences(fit, configuration(trace, model))
     if not said:
         return not_a_probability(calibrator)
     return (
