@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from bench_kit import load_bench
+from searchain.methods.baseline_util import LABEL_INSTRUCTIONS
 from searchain.scoring import confidence as conf_mod
 from searchain.scoring.calibration import binomial_cdf
 from searchain.scoring.certification import (
@@ -27,7 +28,7 @@ from searchain.scoring.certification import (
     split_of,
 )
 from searchain.scoring.confidence import abstention_text, assess, shipped_calibrator
-from searchain.scoring.configuration import QUESTION_LAST
+from searchain.scoring.configuration import LABELLED_TASKS, QUESTION_LAST, differences
 from searchain.scoring.reasons import SAID, contributions
 from searchain.scoring.risk_bound import RiskBound, check_risk_bound
 from searchain.types import Citation, Node, Passage, Trace
@@ -320,3 +321,23 @@ def test_a_variant_fit_elsewhere_gives_way_to_the_methods_own(own_calibrators: P
     conf = assess(trace, MODEL)
     assert not conf.calibrated and "searchain+likelihood on" in conf.note
     assert f"corpus bm25:elsewhere, fit on {fit['corpus']}" in conf.note
+
+
+@pytest.mark.parametrize(
+    ("task", "said"),
+    [("open", None), ("longform", None), ("yesno", "task yesno, fit on multihop")],
+)
+def test_a_baselines_task_counts_by_the_prompt_it_makes(task: str, said: str | None) -> None:
+    """retrieve-read asks an open question as it asks a HotpotQA one (no label instruction):
+    the calibrator fit on multi-hop questions maps it; a Yes/No question is asked otherwise."""
+    fit = {"method": "retrieve-read", "model": MODEL, "task": "multihop", "corpus": "bm25:demo"}
+    found = differences(fit, {**fit, "task": task})
+    assert found == ([] if said is None else [said])
+    searchain_fit = {**fit, "method": "searchain"}  # SearChain's task is its CoQ prompt family
+    assert differences(searchain_fit, {**searchain_fit, "task": "open"}) == [
+        "task open, fit on multihop"
+    ]
+
+
+def test_the_labelled_tasks_are_the_baselines_label_instructions() -> None:
+    assert set(LABELLED_TASKS) == set(LABEL_INSTRUCTIONS)

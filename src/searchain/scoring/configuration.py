@@ -42,6 +42,13 @@ WORDS = {
     "task": "task",
     "corpus": "corpus",
 }
+# The tasks a baseline asks with a label instruction (methods/baseline_util.LABEL_INSTRUCTIONS;
+# scoring sits below methods, so the names are repeated, and a test holds them equal). Every
+# other task makes the same prompt: an open question asked of retrieve-read is answered as a
+# HotpotQA one is, so a calibrator fit on either maps both. SearChain's task is its CoQ prompt
+# family (an open question is asked as multi-hop QA) and is compared as it is.
+LABELLED_TASKS = ("yesno", "factcheck")
+UNLABELLED = "without label instruction"
 
 
 def _searchain(trace: Trace) -> bool:
@@ -90,8 +97,17 @@ def differences(fit: dict[str, Any], answer: dict[str, Any]) -> list[str]:
     return [
         f"{WORDS[f]} {_shown(answer.get(f))}, fit on {_shown(fit.get(f))}"
         for f in FIELDS
-        if fit.get(f) != answer.get(f)
+        if _compared(fit, f) != _compared(answer, f)
     ]
+
+
+def _compared(config: dict[str, Any], field: str) -> Any:
+    """``config``'s ``field`` as it shapes the answer: a baseline's task by the prompt it
+    makes (:data:`LABELLED_TASKS`), every other field as recorded."""
+    value = config.get(field)
+    if field != "task" or value is None or str(config.get("method", "")).startswith("searchain"):
+        return value
+    return value if value in LABELLED_TASKS else UNLABELLED
 
 
 def _shown(value: Any) -> str:
