@@ -235,7 +235,7 @@ def test_searchain_calibrate_fits_from_a_run_and_every_answer_uses_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path / "cache"))
-    conf_mod.shipped_calibrator.cache_clear()
+    conf_mod.forget_calibrators()
     run = _run_dir(tmp_path / "run")
     reported = _run_dir(tmp_path / "reported", n=3)  # q0..q2 are reported: never calibrated on
     got = CliRunner().invoke(
@@ -252,7 +252,7 @@ def test_searchain_calibrate_fits_from_a_run_and_every_answer_uses_it(
     assert "the base rate alone scores" in " ".join(got.output.split())
     conf = assess(_trace(), "tiny.gguf")
     assert conf.calibrated and conf.value > 0.5 and conf.calibrator["name"] == "retrieve-read--tiny"
-    conf_mod.shipped_calibrator.cache_clear()
+    conf_mod.forget_calibrators()
 
 
 def test_the_cli_says_a_withheld_answer_in_words() -> None:

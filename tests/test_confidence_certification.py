@@ -272,7 +272,7 @@ def _refuse(constant: str) -> Any:
 
 def test_item_hashes_are_short_and_stable() -> None:
     assert item_hash("q1") == item_hash("q1") and len(item_hash("q1")) == 16
-    conf_mod.shipped_calibrator.cache_clear()
+    conf_mod.forget_calibrators()
 
 
 def test_a_spec_certifies_per_method_an_ablation_never_borrowing_searchains() -> None:
@@ -341,3 +341,16 @@ def test_a_baselines_task_counts_by_the_prompt_it_makes(task: str, said: str | N
 
 def test_the_labelled_tasks_are_the_baselines_label_instructions() -> None:
     assert set(LABELLED_TASKS) == set(LABEL_INSTRUCTIONS)
+
+
+def test_a_users_calibrator_is_read_again_when_it_changes(own_calibrators: Path) -> None:
+    """A running `serve` uses a calibrator `searchain calibrate` fits beside it: the file is
+    read again when it changes, and the packaged one is found again when it is removed."""
+    shipped = _shipped()[f"retrieve-read--{MODEL}"]
+    mine = own_calibrators / f"calibrator-retrieve-read--{MODEL}.json"
+    mine.write_text(json.dumps({**shipped, "bias": 1.0}), encoding="utf-8")
+    assert shipped_calibrator("retrieve-read", MODEL)["bias"] == 1.0
+    mine.write_text(json.dumps({**shipped, "bias": -2.5}), encoding="utf-8")
+    assert shipped_calibrator("retrieve-read", MODEL)["bias"] == -2.5
+    mine.unlink()
+    assert shipped_calibrator("retrieve-read", MODEL)["bias"] == shipped["bias"]

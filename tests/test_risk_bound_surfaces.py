@@ -75,7 +75,7 @@ def calibrators(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
     runner = CliRunner()
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SEARCHAIN_CACHE_DIR", str(cache))
-        conf_mod.shipped_calibrator.cache_clear()
+        conf_mod.forget_calibrators()
         args = ["ask", QUESTION, "--method", "retrieve-read", "--json"]
         got = runner.invoke(app, [*args, "--confidence-check", "likelihood"])
         assert got.exit_code == 0, got.output
@@ -85,14 +85,14 @@ def calibrators(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
             run = _run(cache / f"run-{with_check}", template, with_check)
             fitted = runner.invoke(app, ["calibrate", str(run), "--method", "retrieve-read"])
             assert fitted.exit_code == 0, fitted.output
-        conf_mod.shipped_calibrator.cache_clear()  # the first answer found none: forget it
+        conf_mod.forget_calibrators()  # the first answer found none: forget it
         found = {}
         for name in (BASE, VARIANT):
             cal = json.loads((cache / "calibrators" / f"calibrator-{name}.json").read_text())
             assert cal["probability"] and cal["certification"]["lowest_certified_risk"] < 0.6
             found[name] = cal
         yield found
-        conf_mod.shipped_calibrator.cache_clear()
+        conf_mod.forget_calibrators()
 
 
 def _expected(cal: dict[str, Any], risk: float, delta: float = 0.1) -> float | None:
@@ -150,14 +150,14 @@ def url(calibrators: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -
     llm = make_llm("local", cache=tmp_path_factory.mktemp("llm") / "calls.sqlite")
     with pytest.MonkeyPatch.context() as mp:  # the server reads the user's calibrators
         mp.setenv("SEARCHAIN_CACHE_DIR", str(Path(calibrators[BASE]["fit_on"]["runs"][0]).parent))
-        conf_mod.shipped_calibrator.cache_clear()
+        conf_mod.forget_calibrators()
         r = _risk(calibrators[BASE])
         # the operator's δ (serve --risk-delta) holds for every request's risk bound
         engine = Engine(llm, default_index(), max_concurrent=1, max_risk=r, risk_delta=SERVER_DELTA)
         app_ = create_app(engine, Settings(runs_dir=tmp_path_factory.mktemp("runs")))
         with running(app_, lifespan="on") as u:
             yield u
-        conf_mod.shipped_calibrator.cache_clear()
+        conf_mod.forget_calibrators()
 
 
 def test_the_server_applies_each_configurations_threshold(

@@ -86,7 +86,7 @@ def calibrate(
     from searchain.eval.calibrate import fit_calibrator
     from searchain.scoring.confidence import (
         calibrator_name,
-        shipped_calibrator,
+        forget_calibrators,
         user_calibrators,
     )
 
@@ -107,7 +107,7 @@ def calibrate(
     path = out or user_calibrators() / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(calibrator, indent=1) + "\n", encoding="utf-8")
-    shipped_calibrator.cache_clear()  # answers from now on (in this process too) use it
+    forget_calibrators()  # --out may replace a packaged file: answers from now on use it
     fit = calibrator["fit_on"]
     err.print(
         f"calibrator for {method} on {calibrator['model']}: {fit['items']} items "

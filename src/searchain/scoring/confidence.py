@@ -206,16 +206,35 @@ def user_calibrators() -> Path:
     return cache_root() / "calibrators"
 
 
-@cache
 def shipped_calibrator(method: str, model: str) -> dict[str, Any] | None:
     """The calibrator for ``method`` on ``model``: the user's own (``searchain calibrate``),
-    else the one shipped in the package (``data/calibrator-*.json``), else None."""
+    else the one shipped in the package (``data/calibrator-*.json``), else None. A user's file
+    is read again when it changes (a running ``serve`` uses a calibrator fitted beside it)."""
     name = calibrator_name(method, model)
     mine = user_calibrators() / name
-    if mine.is_file():
-        return json.loads(mine.read_text(encoding="utf-8"))
+    try:
+        stat = mine.stat()
+    except FileNotFoundError:
+        return _packaged_calibrator(name)
+    return _read_calibrator(str(mine), stat.st_mtime_ns, stat.st_size)
+
+
+@cache
+def _read_calibrator(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
+    """One version of a user's calibrator file (its path, modification time and size)."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+@cache
+def _packaged_calibrator(name: str) -> dict[str, Any] | None:
     path = resources.files("searchain.data").joinpath(name)
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def forget_calibrators() -> None:
+    """Read every calibrator afresh (a test that swaps the package's files)."""
+    _read_calibrator.cache_clear()
+    _packaged_calibrator.cache_clear()
 
 
 def apply_calibrator(calibrator: dict[str, Any], found: dict[str, float]) -> float:
