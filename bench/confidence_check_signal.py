@@ -11,6 +11,12 @@ is produced again. Resumable (one JSON line per item under ``--out``, by default
         results/calibration/qwen2.5-coder-1.5b/hotpotqa-calibration --method searchain \\
         --check consistency --limit 40
     .venv/bin/python bench/confidence_check_signal.py table --method searchain --check consistency
+
+``signals`` does the same for every free signal the traces of a calibration run hold (no model
+call), on the items the split rule gives to fitting (``--part``), as issue 51's refit was read:
+
+    .venv/bin/python bench/confidence_check_signal.py signals \
+        results/calibration/qwen2.5-coder-1.5b/hotpotqa-calibration-default --method searchain
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from searchain.eval.calibrate import item_ids  # noqa: E402
+from searchain.eval.calibrate import calibration_rows, item_ids  # noqa: E402
 from searchain.eval.runner import read_results  # noqa: E402
 from searchain.scoring.confidence import signals  # noqa: E402
 from searchain.scoring.confidence_checks import CHECKS  # noqa: E402
@@ -93,6 +99,32 @@ def table(args: argparse.Namespace) -> None:
     print(f"mean {name}: right {p[right].mean():.2f}, wrong {p[~right].mean():.2f}")
 
 
+def signal_aurocs(run_dir: Path, method: str, part: str) -> tuple[int, int, dict[str, tuple]]:
+    """Each signal's AUROC with its bootstrap 95 % interval on the ``part`` items of a
+    calibration run (the answers' signals as the calibrator reads them); the item count and
+    how many were right."""
+    items = calibration_rows([run_dir], method).part(part)
+    right = np.array(items.right, dtype=bool)
+    rng = np.random.default_rng(0)
+    resamples = [rng.integers(0, len(right), len(right)) for _ in range(2000)]
+    found: dict[str, tuple] = {}
+    for name in sorted({k for row in items.rows for k in row}):
+        have = np.array([name in row for row in items.rows])
+        x = np.array([row.get(name, 0.0) for row in items.rows])
+        boots = [auroc(x[i][have[i]], right[i][have[i]]) for i in resamples]
+        lo, hi = np.nanpercentile(boots, [2.5, 97.5])
+        found[name] = (auroc(x[have], right[have]), lo, hi, int(have.sum()))
+    return len(right), int(right.sum()), found
+
+
+def signals_table(args: argparse.Namespace) -> None:
+    n, right, found = signal_aurocs(args.run, args.method, args.part)
+    print(f"{args.method}: {n} {args.part} items of {args.run}, {right} right")
+    print("| signal | answers | AUROC (0.5: no signal) | 95 % interval |\n|---|---|---|---|")
+    for name, (value, lo, hi, count) in found.items():
+        print(f"| `{name}` | {count} | {value:.2f} | {lo:.2f} to {hi:.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -105,8 +137,12 @@ def main() -> None:
         p.add_argument("--method", default="searchain")
         p.add_argument("--check", choices=sorted(SIGNAL), default="nli")
         p.add_argument("--out", type=Path, help="default: results/confidence/CHECK-signal")
+    f = sub.add_parser("signals")
+    f.add_argument("run", type=Path, help="a calibration run directory")
+    f.add_argument("--method", default="searchain")
+    f.add_argument("--part", choices=("fit", "certify"), default="fit")
     args = parser.parse_args()
-    run(args) if args.command == "run" else table(args)
+    {"run": run, "table": table, "signals": signals_table}[args.command](args)
 
 
 if __name__ == "__main__":
