@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from searchain.eval.calibrate import calibration_rows, item_ids  # noqa: E402
 from searchain.eval.runner import read_results  # noqa: E402
+from searchain.scoring.calibration import auroc  # noqa: E402
 from searchain.scoring.confidence import signals  # noqa: E402
 from searchain.scoring.confidence_checks import CHECKS  # noqa: E402
 from searchain.types import Trace  # noqa: E402
@@ -77,13 +78,6 @@ def run(args: argparse.Namespace) -> None:
                 f.write(json.dumps(row) + "\n")
                 f.flush()
                 done.add(r["id"])
-
-
-def auroc(p: np.ndarray, right: np.ndarray) -> float:
-    pos, neg = p[right], p[~right]
-    if not len(pos) or not len(neg):
-        return float("nan")
-    return float(((pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])).mean())
 
 
 def table(args: argparse.Namespace) -> None:

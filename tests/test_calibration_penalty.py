@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
-from searchain.scoring.calibration import L2_GRID, choose_l2, fit_logistic
+import numpy as np
+import pytest
+
+from searchain.scoring.calibration import L2_GRID, auroc, choose_l2, fit_logistic
 
 
 def _rows(signal: np.ndarray) -> list[dict[str, float]]:
@@ -36,3 +39,9 @@ def test_the_choice_is_reproducible() -> None:
     right = list(rng.random(40) < 0.5)
     signal = rng.normal(size=40) + np.array(right, dtype=float)
     assert choose_l2(_rows(signal), right, ["s"]) == choose_l2(_rows(signal), right, ["s"])
+
+
+def test_auroc_counts_ties_half_and_needs_both_kinds() -> None:
+    assert auroc([0.9, 0.8, 0.1], [True, True, False]) == 1.0
+    assert auroc([1.0, 1.0, 1.0, 0.0], [True, False, False, False]) == pytest.approx(2 / 3)
+    assert math.isnan(auroc([0.3, 0.4], [True, True]))

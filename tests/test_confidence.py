@@ -250,6 +250,10 @@ def test_searchain_calibrate_fits_from_a_run_and_every_answer_uses_it(
     assert fitted["l2"] in L2_GRID
     assert f"penalty {fitted['l2']:g} by cross-validation" in got.output
     assert "the base rate alone scores" in " ".join(got.output.split())
+    # what each signal alone says on the fit items: the citation separates them exactly here
+    aurocs = fitted["signal_auroc"]
+    assert aurocs["answer_in_cited"] == 1.0 and aurocs["has_answer"] == 0.5
+    assert "AUROC (0.5 says nothing): answer_in_cited 1.00" in " ".join(got.output.split())
     conf = assess(_trace(), "tiny.gguf")
     assert conf.calibrated and conf.value > 0.5 and conf.calibrator["name"] == "retrieve-read--tiny"
     conf_mod.forget_calibrators()

@@ -122,6 +122,9 @@ def calibrate(
         f"{calibrator['l2']:g} by cross-validation, log-loss {loss:.3f} on items it was not "
         f"fit on; the base rate alone scores {bar:.3f}"
     )
+    said = signals_said(calibrator.get("signal_auroc") or {})
+    if said:
+        err.print(f"each signal alone on the fit items, AUROC (0.5 says nothing): {said}")
     if not calibrator["probability"]:
         err.print(
             "[yellow]warning:[/] on these items the signals predict no better than the share "
@@ -139,3 +142,11 @@ def calibrate(
             f"certification items (threshold {at['threshold']:.2f}, {at['answered']} answered, "
             f"{at['errors']} wrong); --max-risk below it withholds every answer"
         )
+
+
+def signals_said(aurocs: dict[str, float | None], most: int = 6) -> str:
+    """The signals that say most (AUROC farthest from 0.5), in words: "rounds 0.38, …"."""
+    known = [(name, value) for name, value in aurocs.items() if value is not None]
+    known.sort(key=lambda item: -abs(item[1] - 0.5))
+    shown = ", ".join(f"{name} {value:.2f}" for name, value in known[:most])
+    return shown + (f" (and {len(known) - most} more in the file)" if len(known) > most else "")

@@ -27,7 +27,7 @@ import numpy as np
 from searchain.eval.rescore import run_model
 from searchain.eval.runner import MANIFEST, read_results
 from searchain.retrieval.identity import corpus_of_run
-from searchain.scoring.calibration import choose_l2, fit_logistic
+from searchain.scoring.calibration import auroc, choose_l2, fit_logistic
 from searchain.scoring.certification import (
     DEFAULT_DELTA,
     certification_record,
@@ -215,6 +215,7 @@ def fit_calibrator(
             f"{len(fit.rows)} it is fit on, and some to certify on ({len(held.rows)})"
         )
     config = one_configuration(items, method)
+    aurocs = signal_aurocs(fit)  # before a missing check's value is imputed
     checked = checked_signals(items, without)
     imputed = impute_at_mean(fit.rows, checked)
     features = (*FEATURES.get(method, DEFAULT_FEATURES), *checked)
@@ -253,6 +254,8 @@ def fit_calibrator(
             "cv_log_loss": {f"{k:g}": round(v, 4) for k, v in losses.items()},
             "base_rate_log_loss": round(base_loss, 4),
         },
+        # what each signal alone says on the fit items (the answers that have it): AUROC
+        signal_auroc=aurocs,
         # the fit items' out-of-fold probabilities (they start the certification's sequence)
         calibration=[[round(p, 6), int(ok)] for p, ok in zip(oof, fit.right, strict=True)],
         fit_items=[item_hash(i) for i in fit.ids],
@@ -261,6 +264,19 @@ def fit_calibrator(
         ),
     )
     return calibrator
+
+
+def signal_aurocs(items: CalibrationItems) -> dict[str, float | None]:
+    """Each signal's AUROC on ``items``, over the answers whose trace has it (a signal that
+    ranks right answers above wrong ones no better than chance reads 0.5); None where those
+    answers are all right or all wrong."""
+    found: dict[str, float | None] = {}
+    for name in sorted({name for row in items.rows for name in row}):
+        labelled = zip(items.rows, items.right, strict=True)
+        have = [(row[name], ok) for row, ok in labelled if name in row]
+        value = auroc([v for v, _ in have], [ok for _, ok in have])
+        found[name] = None if math.isnan(value) else round(value, 3)
+    return found
 
 
 def checked_signals(items: CalibrationItems, without: Sequence[str]) -> list[str]:

@@ -26,6 +26,17 @@ import numpy as np
 VERSION = 1
 
 
+def auroc(values: Sequence[float], right: Sequence[bool]) -> float:
+    """How often a right answer's value is above a wrong one's (ties count half): 0.5 says
+    nothing, 1 ranks every right answer first; NaN without both kinds."""
+    x, ok = np.asarray(values, dtype=float), np.asarray(right, dtype=bool)
+    pos, neg = x[ok], x[~ok]
+    if not len(pos) or not len(neg):
+        return float("nan")
+    above = (pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])
+    return float(above.mean())
+
+
 # The penalties cross-validation chooses among (``choose_l2``): from almost none to one
 # that pulls every prediction to the base rate, as a few dozen items may need.
 L2_GRID = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 1000.0)
