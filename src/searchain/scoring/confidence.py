@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -219,7 +219,7 @@ def shipped_calibrator(method: str, model: str) -> dict[str, Any] | None:
     return _read_calibrator(str(mine), stat.st_mtime_ns, stat.st_size)
 
 
-@cache
+@lru_cache(maxsize=64)  # bounded: each rewrite of a file is a new key
 def _read_calibrator(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
     """One version of a user's calibrator file (its path, modification time and size)."""
     return json.loads(Path(path).read_text(encoding="utf-8"))
