@@ -298,3 +298,10 @@ def test_every_surface_carries_the_confidence() -> None:
     refused = runner.invoke(app, ["ask", QUESTION, "--max-risk", "0.2"])
     assert refused.exit_code == 1
     assert "(--max-risk, max_risk) needs a calibrated confidence" in refused.output
+
+
+def test_calibrate_says_which_signals_its_calibrator_does_not_read() -> None:
+    from searchain.cli.calibrate import signals_said
+
+    said = signals_said({"rounds": 0.38, "maxprob": 0.61, "has_answer": None}, {"rounds"})
+    assert said == "rounds 0.38, maxprob 0.61 (not read)"

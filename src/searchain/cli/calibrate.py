@@ -122,7 +122,7 @@ def calibrate(
         f"{calibrator['l2']:g} by cross-validation, log-loss {loss:.3f} on items it was not "
         f"fit on; the base rate alone scores {bar:.3f}"
     )
-    said = signals_said(calibrator.get("signal_auroc") or {})
+    said = signals_said(calibrator.get("signal_auroc") or {}, set(calibrator["features"]))
     if said:
         err.print(f"each signal alone on the fit items, AUROC (0.5 says nothing): {said}")
     if not calibrator["probability"]:
@@ -144,9 +144,13 @@ def calibrate(
         )
 
 
-def signals_said(aurocs: dict[str, float | None], most: int = 6) -> str:
-    """The signals that say most (AUROC farthest from 0.5), in words: "rounds 0.38, …"."""
+def signals_said(aurocs: dict[str, float | None], read: set[str], most: int = 6) -> str:
+    """The signals that say most (AUROC farthest from 0.5), in words: "rounds 0.38, …"; one
+    the calibrator does not read (left out by --without, or not a feature) says so."""
     known = [(name, value) for name, value in aurocs.items() if value is not None]
     known.sort(key=lambda item: -abs(item[1] - 0.5))
-    shown = ", ".join(f"{name} {value:.2f}" for name, value in known[:most])
+    shown = ", ".join(
+        f"{name} {value:.2f}" + ("" if name in read else " (not read)")
+        for name, value in known[:most]
+    )
     return shown + (f" (and {len(known) - most} more in the file)" if len(known) > most else "")
