@@ -91,6 +91,15 @@ def chat_server(chat_model_path: Path):
         yield url
 
 
+def kept_dir(request: pytest.FixtureRequest, name: str) -> Path:
+    """A folder kept between runs in pytest's cache; a session's temporary one when the cache
+    provider is off (``-p no:cacheprovider``), so the tests run either way."""
+    cache = getattr(request.config, "cache", None)
+    if cache is not None:
+        return Path(cache.mkdir(name))
+    return request.getfixturevalue("tmp_path_factory").mktemp(name)
+
+
 def requantised(source: Path, out: Path, threads: int = 1) -> Path:
     """``source`` requantised to Q3_K_S by llama.cpp's own quantiser (seconds): a genuinely
     different model of the same family, for reference-model tests; kept at ``out``."""

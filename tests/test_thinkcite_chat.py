@@ -272,9 +272,9 @@ def test_llm_judge_in_chat_form_with_the_real_model(chat_llm):
 def reference_chat_gguf(request, chat_model_path):
     """The 0.5B instruct GGUF requantised to Q3_K_S by llama.cpp's own quantiser (seconds), a
     genuinely different model with the same chat template; cached in the pytest cache."""
-    from conftest import requantised
+    from conftest import kept_dir, requantised
 
-    out = request.config.cache.mkdir("thinkcite-chat-reference") / "qwen-0.5b-q3_k_s.gguf"
+    out = kept_dir(request, "thinkcite-chat-reference") / "qwen-0.5b-q3_k_s.gguf"
     return requantised(chat_model_path, out)
 
 

@@ -32,10 +32,10 @@ DOCS = [
 def reference_gguf(request) -> Path:
     """The packaged Q4_K_M model requantised to Q3_K_S with llama.cpp's own quantiser (about
     a second), cached in the pytest cache directory."""
-    from conftest import requantised
+    from conftest import kept_dir, requantised
     from searchain.llm.local import default_model_path
 
-    out = Path(request.config.cache.mkdir("thinkcite-reference")) / "gemma-270m-q3_k_s.gguf"
+    out = kept_dir(request, "thinkcite-reference") / "gemma-270m-q3_k_s.gguf"
     return requantised(default_model_path(), out, threads=2)
 
 
