@@ -168,6 +168,9 @@ def test_a_calibrated_answer_of_the_shipped_configuration() -> None:
         assert conf.calibrator["name"] == f"searchain--{MODEL}"
     else:
         assert "no better than the share right" in conf.note
+        fit = shipped["fit_on"]  # the share right on its calibration items, the one figure
+        share = f"right in {fit['right']} of its {fit['items']} calibration items"
+        assert share in conf.note
 
 
 @pytest.mark.parametrize(

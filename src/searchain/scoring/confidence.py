@@ -38,7 +38,7 @@ from typing import Any
 
 from searchain.paths import cache_root
 from searchain.scoring import maxprob
-from searchain.scoring.configuration import configuration, differences
+from searchain.scoring.calibrator_scope import UNCALIBRATED, fit_differences, mismatch
 from searchain.scoring.evidence_signals import evidence_signals
 from searchain.scoring.match import contains_answer
 from searchain.scoring.reasons import calibrated_reasons, contributions
@@ -65,10 +65,6 @@ EVIDENCE_AT = {
 }
 LOGPROB_FLOOR = -10.0  # a log-probability below it says no more: the floor of every one here
 CONFIRMED = ("corrected", "completed")  # IR's own answers; "verified" needs a confident reader
-UNCALIBRATED = (
-    "uncalibrated score: no calibrator was fit for {method} on {model}; `searchain calibrate` "
-    "fits one from an evaluation run"
-)
 
 
 def model_key(name: str | None) -> str:
@@ -262,44 +258,6 @@ def find_calibrator(
     ]
     fits = [c for c in found if trace is not None and not fit_differences(c, trace, model)]
     return (fits or found or [None])[0]
-
-
-def fit_differences(calibrator: dict[str, Any], trace: Trace, model: str) -> list[str] | None:
-    """Where the answer's configuration is not the one ``calibrator`` was fit on, in words
-    ([]: the same); None for a calibrator fit before configurations were recorded (it maps
-    by its name alone)."""
-    fit = (calibrator.get("certification") or {}).get("configuration")
-    return None if fit is None else differences(fit, configuration(trace, model))
-
-
-def not_a_probability(calibrator: dict[str, Any]) -> str:
-    """Why a calibrator's values are not shown as probabilities ("" when they are): on its
-    fit items, its signals predicted no better than the share right."""
-    chosen = calibrator.get("l2_chosen_by") or {}
-    if calibrator.get("probability", True):
-        return ""
-    loss = (chosen.get("cv_log_loss") or {}).get(f"{calibrator.get('l2', 0):g}")
-    bar = chosen.get("base_rate_log_loss")
-    return (
-        f"uncalibrated score: the calibrator fit for {calibrator.get('method')} on "
-        f"{calibrator.get('model')} predicts no better than the share right in "
-        f"cross-validation (log-loss {loss} against {bar}), so it is not shown as a probability"
-    )
-
-
-def mismatch(calibrator: dict[str, Any], trace: Trace, model: str) -> str:
-    """Why ``calibrator`` does not map this answer ("" when it does): its configuration is
-    not the answer's (``scoring/configuration.py``)."""
-    said = fit_differences(calibrator, trace, model)
-    if said is None:
-        return ""  # a calibrator fit before configurations were recorded: by name alone
-    if not said:
-        return not_a_probability(calibrator)
-    return (
-        f"uncalibrated score: the calibrator for {calibrator.get('method')} on "
-        f"{calibrator.get('model')} was fit on another configuration ({'; '.join(said)}); "
-        "`searchain calibrate` on a few dozen labelled questions of this configuration fits one"
-    )
 
 
 def assess(

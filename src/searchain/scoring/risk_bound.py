@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from searchain.scoring.calibrator_scope import not_a_probability
 from searchain.scoring.certification import Certificate, certificate_of
-from searchain.scoring.confidence import find_calibrator, not_a_probability
+from searchain.scoring.confidence import find_calibrator
 from searchain.types import Confidence
 
 
