@@ -327,7 +327,7 @@ def _risk_coverage_png(found: list[MethodConfidence], path: Path) -> Path:
         for label, (coverage, risk) in _curves(m).items():
             style = {"color": "0.6", "linestyle": ":"} if label.startswith("oracle") else {}
             ax.plot(100 * coverage, 100 * risk, label=label, **style)
-        ax.set(title=f"{m.method} ({m.run})", xlabel="coverage %", ylabel="risk % (1 − cover-EM)")
+        ax.set(title=_panel_title(m), xlabel="coverage %", ylabel="risk % (1 − cover-EM)")
         ax.set_xlim(0, 100)
         ax.legend(fontsize=7)
     return _save(plt, fig, path)
@@ -352,11 +352,20 @@ def _reliability_png(found: list[MethodConfidence], path: Path) -> Path:
         ax.plot([0, 1], [0, 1], color="0.6", linestyle=":", label="perfect calibration")
         for label, (values, right) in _reliability_scores(m).items():
             bins = [b for b in sel.reliability_bins(values, right) if b.count]
-            ax.plot([b.confidence for b in bins], [b.accuracy for b in bins], "o-", label=label)
-        ax.set(title=f"{m.method} ({m.run})", xlabel="mean confidence in bin")
+            x, y = [b.confidence for b in bins], [b.accuracy for b in bins]
+            (line,) = ax.plot(x, y, "-", label=label)
+            # a bin of one answer and one of sixty look alike unless their size shows
+            ax.scatter(x, y, s=[6 + 2 * b.count for b in bins], color=line.get_color())
+        ax.set(title=_panel_title(m), xlabel="mean confidence in bin (marker: its items)")
         ax.set(ylabel="cover-EM in bin", xlim=(-0.02, 1.02), ylim=(-0.02, 1.02))
         ax.legend(fontsize=7)
     return _save(plt, fig, path)
+
+
+def _panel_title(m: MethodConfidence) -> str:
+    """The method and its run, on two lines when one would be wider than its panel."""
+    one = f"{m.method} ({m.run})"
+    return one if len(one) <= 40 else f"{m.method}\n{m.run}"
 
 
 def _save(plt: Any, fig: Any, path: Path) -> Path:
