@@ -113,6 +113,15 @@ def test_without_a_calibrator_the_value_is_a_score_that_says_so() -> None:
     assert conf.value == pytest.approx(1 / 3)  # has an answer; not in the passages, not cited
     assert "uncalibrated score" in conf.note and "gemma-3-270m" in conf.note
     assert "the answer is not in the passages found" in conf.lowered_by
+    # what the score is made of: the evidence that holds, and the evidence that does not
+    assert conf.raised_by == ["there is an answer"]
+    held = assess(_trace(), "gemma-3-270m-q4_k_m")
+    assert held.value == 1.0 and held.lowered_by == []
+    assert held.raised_by == [
+        "there is an answer",
+        "the answer is in the passages found",
+        "the answer is in the passages cited",
+    ]
 
 
 def test_a_calibrator_maps_known_signals_to_known_probabilities() -> None:

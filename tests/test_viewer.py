@@ -167,12 +167,13 @@ def test_ask_on_the_page_cite_and_tree(browser, url: str) -> None:  # type: igno
         QUESTION,
     )
     assert page.locator("#answer").inner_text().strip() == trace["final_content"].strip()
-    # How far to trust it: Gemma has no calibrator, so a score that says it is uncalibrated,
-    # and what lowered it (issue 41).
+    # How far to trust it: Gemma has no calibrator, so a score that says it is uncalibrated
+    # and why, with what lowered and raised it (issue 41).
     said = page.locator("p.confidence").inner_text()
     conf = trace["confidence"]
     assert f"Confidence: {conf['value']:.2f}" in said and "uncalibrated score" in said
-    assert all(reason in said for reason in conf["lowered_by"])
+    assert all(reason in said for reason in conf["lowered_by"] + conf["raised_by"])
+    assert conf["note"] and conf["note"] in said
     nodes = page.locator("#tree svg g.node")
     assert nodes.count() == len(trace["nodes"]) > 1
     sources = sorted(nodes.evaluate_all("els => els.map(e => e.dataset.source)"))

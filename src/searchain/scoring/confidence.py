@@ -170,6 +170,19 @@ AGAINST = {
 }
 
 
+# What each of them means when it holds (``raised_by`` of an uncalibrated score).
+FOR = {
+    "has_answer": "there is an answer",
+    "answer_in_references": "the answer is in the passages found",
+    "answer_in_cited": "the answer is in the passages cited",
+    "answer_from_confirmed_node": "the answer is one the search confirmed",
+    "answer_supported": "the model finds the answer stated in the cited passages",
+    "answer_agreement": "asked again, the model mostly gives the same answer",
+    "answer_logprob": "the model finds its own answer likely",
+    maxprob.SIGNAL: "the model wrote its answer with high token probability",
+}
+
+
 def _evidence(found: dict[str, float]) -> dict[str, float]:
     """The binary evidence the trace has, a costly check's signal read at ``EVIDENCE_AT``."""
     held = {k: found[k] for k in EVIDENCE if k in found}
@@ -186,6 +199,12 @@ def lowered_by(found: dict[str, float]) -> list[str]:
     if share > 0:
         out.append(f"the search could not confirm {share:.0%} of the reasoning steps")
     return out
+
+
+def raised_by(found: dict[str, float]) -> list[str]:
+    """The evidence an uncalibrated score counts that holds, in words: with ``lowered_by``,
+    what its value is made of (the share of these that hold)."""
+    return [FOR[k] for k, v in _evidence(found).items() if v == 1.0]
 
 
 def uncalibrated_score(found: dict[str, float]) -> float:
@@ -281,7 +300,7 @@ def assess(
     else:
         note = why_not or UNCALIBRATED.format(method=trace.method, model=key)
         conf = Confidence(uncalibrated_score(found), False, found, None, note=note)
-        conf.lowered_by = lowered_by(found)
+        conf.lowered_by, conf.raised_by = lowered_by(found), raised_by(found)
     conf.cost = {"llm_calls": 0.0, "seconds": 0.0}
     if abstain_below is not None:
         conf.threshold = abstain_below

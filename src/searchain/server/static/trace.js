@@ -141,7 +141,8 @@ function inDocument(body, p, loadContext) {
 }
 
 // How far to trust the answer: the value (a probability only when calibrated), a low one
-// marked, what lowered it; a withheld answer says so, with the guess.
+// marked, what lowered and raised it, and why a score is not a probability (as `ask` says
+// it); a withheld answer says so, with the guess.
 export function confidenceLine(trace) {
   const c = trace.confidence;
   if (!c) return null;
@@ -151,6 +152,8 @@ export function confidenceLine(trace) {
     h("span", { class: low ? "conf-low" : "conf-ok" }, c.value.toFixed(2)),
     ` (${kind}${low ? ", low" : ""})`];
   if (c.lowered_by?.length) parts.push(h("span", { class: "pid" }, ` · lowered by: ${c.lowered_by.join("; ")}`));
+  if (c.raised_by?.length) parts.push(h("span", { class: "pid" }, ` · raised by: ${c.raised_by.join("; ")}`));
+  if (!c.calibrated && c.note) parts.push(h("span", { class: "pid conf-note" }, ` · ${c.note}`));
   const line = h("p", { class: "confidence", "data-calibrated": String(c.calibrated) }, ...parts);
   if (!c.abstained) return line;
   // A null threshold: --max-risk certified none for this answer; its terms say why.
