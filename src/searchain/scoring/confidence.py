@@ -157,29 +157,38 @@ def calibrator_variant(method: str, checks: tuple[str, ...]) -> str:
 EVIDENCE = ("has_answer", "answer_in_references", "answer_in_cited", "answer_from_confirmed_node")
 
 
-# What each signal against an answer means, in words (``lowered_by``).
-AGAINST = {
-    "has_answer": "there is no answer",
-    "answer_in_references": "the answer is not in the passages found",
-    "answer_in_cited": "the answer is not in the passages cited",
-    "answer_from_confirmed_node": "the answer is not one the search confirmed",
-    "answer_supported": "the model does not find the answer stated in the cited passages",
-    "answer_agreement": "asked again, the model mostly answers otherwise",
-    "answer_logprob": "the model finds its own answer unlikely",
-    maxprob.SIGNAL: "the model wrote its answer with low token probability",
-}
-
-
-# What each of them means when it holds (``raised_by`` of an uncalibrated score).
-FOR = {
-    "has_answer": "there is an answer",
-    "answer_in_references": "the answer is in the passages found",
-    "answer_in_cited": "the answer is in the passages cited",
-    "answer_from_confirmed_node": "the answer is one the search confirmed",
-    "answer_supported": "the model finds the answer stated in the cited passages",
-    "answer_agreement": "asked again, the model mostly gives the same answer",
-    "answer_logprob": "the model finds its own answer likely",
-    maxprob.SIGNAL: "the model wrote its answer with high token probability",
+# What each piece of evidence means, in words: when it fails (``lowered_by``) and when it
+# holds (``raised_by`` of an uncalibrated score) — declared together, so neither is missing.
+SAID = {
+    "has_answer": ("there is no answer", "there is an answer"),
+    "answer_in_references": (
+        "the answer is not in the passages found",
+        "the answer is in the passages found",
+    ),
+    "answer_in_cited": (
+        "the answer is not in the passages cited",
+        "the answer is in the passages cited",
+    ),
+    "answer_from_confirmed_node": (
+        "the answer is not one the search confirmed",
+        "the answer is one the search confirmed",
+    ),
+    "answer_supported": (
+        "the model does not find the answer stated in the cited passages",
+        "the model finds the answer stated in the cited passages",
+    ),
+    "answer_agreement": (
+        "asked again, the model mostly answers otherwise",
+        "asked again, the model mostly gives the same answer",
+    ),
+    "answer_logprob": (
+        "the model finds its own answer unlikely",
+        "the model finds its own answer likely",
+    ),
+    maxprob.SIGNAL: (
+        "the model wrote its answer with low token probability",
+        "the model wrote its answer with high token probability",
+    ),
 }
 
 
@@ -194,7 +203,7 @@ def _evidence(found: dict[str, float]) -> dict[str, float]:
 
 def lowered_by(found: dict[str, float]) -> list[str]:
     """The signals that speak against the answer, in words."""
-    out = [AGAINST[k] for k, v in _evidence(found).items() if v == 0.0]
+    out = [SAID[k][0] for k, v in _evidence(found).items() if v == 0.0]
     share = found.get("path_unconfirmed_share", 0.0)
     if share > 0:
         out.append(f"the search could not confirm {share:.0%} of the reasoning steps")
@@ -204,7 +213,7 @@ def lowered_by(found: dict[str, float]) -> list[str]:
 def raised_by(found: dict[str, float]) -> list[str]:
     """The evidence an uncalibrated score counts that holds, in words: with ``lowered_by``,
     what its value is made of (the share of these that hold)."""
-    return [FOR[k] for k, v in _evidence(found).items() if v == 1.0]
+    return [SAID[k][1] for k, v in _evidence(found).items() if v == 1.0]
 
 
 def uncalibrated_score(found: dict[str, float]) -> float:
