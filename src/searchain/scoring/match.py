@@ -7,6 +7,9 @@
   yes, no or noanswer and they differ).
 * :func:`label_accuracy` — yes/no (StrategyQA) and SUPPORTS/REFUTES/NOT ENOUGH INFO (FEVER)
   read from free text, "So the (final) answer is X" first.
+* :func:`alias_match` — alias golds (the real-doc questions' ``answers``, the frozen set's
+  rule): an alias, lower-cased without punctuation and whitespace, is a substring of the
+  answer read the same way; a multi-part gold needs one alias of every part.
 
 Every function reads the prediction without its ``[n]`` citation marks
 (:func:`searchain.citations.strip_marks`): normalisation drops the brackets, so a mark would
@@ -16,6 +19,8 @@ otherwise read as a number and a gold answer "1"–"9" would match any cited sen
 from __future__ import annotations
 
 import re
+import string
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from typing import Literal
@@ -135,3 +140,34 @@ def label_accuracy(prediction: str, gold: str) -> float:
     label = extract_label(strip_marks(prediction), kind)  # type: ignore[arg-type]
     want = gold.strip().lower() if kind == "yesno" else " ".join(gold.upper().split())
     return float(label == want)
+
+
+_SQUASH = str.maketrans("", "", string.punctuation)
+
+
+def squash(text: str) -> str:
+    """``text`` lower-cased, without punctuation (ASCII, and any Unicode punctuation: curly
+    quotes, dashes, ellipses) or whitespace: "Debian-Mentors @ lists" -> "debianmentorslists"."""
+    text = text.lower().translate(_SQUASH)
+    return "".join(c for c in text if not (c.isspace() or unicodedata.category(c)[0] == "P"))
+
+
+def alias_match(answer: str, answers: list[str] | list[list[str]]) -> bool:
+    """Whether ``answer`` holds the gold ``answers``: a flat list of aliases needs any one of
+    them; a list of alias lists (one per part of a multi-part gold) needs one alias of every
+    part. An alias holds when its :func:`squash` is a substring of the answer's (citation
+    marks removed first, so "[10]" does not read as 10). There are no word boundaries:
+    "30 char" holds in "30-characters", and also in "130 characters". An alias that squashes
+    to nothing never holds, and an empty gold (or part) is never met."""
+    if all(isinstance(a, str) for a in answers):
+        parts: list[list[str]] = [list(answers)]  # type: ignore[arg-type]
+    elif all(isinstance(a, list) for a in answers):
+        parts = list(answers)  # type: ignore[arg-type]
+    else:
+        raise TypeError(f"answers: a list of aliases or a list of alias lists, got {answers!r}")
+    text = squash(strip_marks(answer))
+
+    def holds(aliases: list[str]) -> bool:
+        return any(a and a in text for a in map(squash, aliases))
+
+    return all(holds(part) for part in parts)
