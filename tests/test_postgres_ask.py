@@ -1,5 +1,5 @@
 """Asking over a PostgreSQL collection with the real embedded model: the answer cites the
-file and page as over an index directory; and dense (pgvector HNSW over the same MiniLM
+file and page as over an index directory; and dense (pgvector HNSW over the same embedding
 vectors) and hybrid (RRF in one SQL query) rank as the in-process indexes do."""
 
 from __future__ import annotations
@@ -64,7 +64,8 @@ def test_answer_over_postgres_cites_file_and_page(pg_url: str, tmp_path: Path) -
 
 def test_dense_and_hybrid_rank_as_in_process(pg_url: str, hotpot, tmp_path: Path) -> None:
     corpus = tmp_path / "small.jsonl"
-    rows = itertools.islice(read_corpus(demo_corpus_path(), "jsonl", max_words=None), 400)
+    # 80 passages: the packaged embedder (768-d, the collection's dimension) encodes ~3 a second
+    rows = itertools.islice(read_corpus(demo_corpus_path(), "jsonl", max_words=None), 80)
     corpus.write_text(
         "".join(json.dumps({"id": p.id, "title": p.title, "text": p.text}) + "\n" for p in rows)
     )
@@ -77,6 +78,7 @@ def test_dense_and_hybrid_rank_as_in_process(pg_url: str, hotpot, tmp_path: Path
         corpus, tmp_path / "bm25", fmt="jsonl", max_words=None, show_progress=False
     )
     local = {"dense": dense, "hybrid": HybridRetriever([bm25, dense])}
+    assert PostgresIndex(url, mode="dense").collection.dim == 768 == dense.metadata["dim"]
     questions = [item["question_text"] for item in hotpot[:40]]
     for mode, reference in local.items():
         ours = PostgresIndex(url, mode=mode).search_batch(questions, k=5)

@@ -55,7 +55,7 @@ def index_folder_report(
     """:func:`index_folder` and its report (added, changed, removed, unchanged, skipped).
 
     ``out`` may be a ``postgresql://USER@HOST/DB?collection=NAME`` URL: the documents go
-    into that collection, a file per transaction (``dense=True`` stores MiniLM vectors too,
+    into that collection, a file per transaction (``dense=True`` stores embedding vectors too,
     for ``retriever="hybrid"``)."""
     given = [paths] if isinstance(paths, str | Path) else list(paths)
     if is_postgres_url(str(out)):

@@ -21,6 +21,10 @@ class Passage:
     files (``searchain index FOLDER``): ``path`` (relative to the indexed root), ``page``
     (PDF, 1-based), ``heading`` (the heading path, outermost first), ``start``/``end``
     (character offsets into the document's extracted text). ``None`` for corpus records.
+
+    ``found_by`` lists the queries that ranked the passage when one question was searched
+    as several (its parts, a bridge hop: ``retrieval.query_plan``); ``None`` when the question
+    was the only query (and then it is left out of the dict, as traces made before it were).
     """
 
     id: str
@@ -28,9 +32,13 @@ class Passage:
     title: str = ""
     score: float | None = None
     source: dict[str, Any] | None = None
+    found_by: list[str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        d = dataclasses.asdict(self)
+        if d["found_by"] is None:
+            del d["found_by"]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Passage:
@@ -40,6 +48,7 @@ class Passage:
             title=d.get("title", ""),
             score=d.get("score"),
             source=d.get("source"),
+            found_by=d.get("found_by"),
         )
 
     def locator(self) -> str:

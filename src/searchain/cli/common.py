@@ -33,7 +33,7 @@ RetrieverOpt = Annotated[
     typer.Option(
         "--retriever",
         "-r",
-        help="[bold]bm25[/], [bold]dense[/] (MiniLM), [bold]hybrid[/] (rank fusion of both), "
+        help="[bold]bm25[/], [bold]dense[/] (embeddings), [bold]hybrid[/] (rank fusion of both), "
         "[bold]remote:URL[/] (a `searchain serve-index` or ColBERTv2 server) or "
         "[bold]llm-url[:OPTS][/] (the LLM names Wikipedia URLs; pages are fetched and ranked). "
         "OPTS: a mirror URL (`searchain mirror serve`) or key=value,... with base, m (1-10 URLs), "
@@ -115,8 +115,9 @@ def fail(message: str, code: int = 1) -> None:
 
 def opening_status(spec: Any) -> Any:
     """A spinner while a demo index is built on first use (it takes a while once)."""
-    demo = spec.retriever in ("bm25", "hybrid") and spec.index is None
-    demo = demo or (spec.retriever in ("dense", "hybrid") and spec.dense_index is None)
+    base = spec.retriever.split("+")[0]  # "hybrid+parts": the indexes of "hybrid"
+    demo = base in ("bm25", "hybrid") and spec.index is None
+    demo = demo or (base in ("dense", "hybrid") and spec.dense_index is None)
     if demo and spec.needs_retriever():
         return err.status("Opening the index (demo indexes are built on first use)...")
     return contextlib.nullcontext()
@@ -128,8 +129,9 @@ def open_retriever(
     """The retriever ``--retriever spec`` names, or an error exit saying why it cannot open."""
     from searchain.retrieval import factory
 
-    needs_bm25 = spec in ("bm25", "hybrid") and index is None
-    needs_dense = spec in ("dense", "hybrid") and dense_index is None
+    base = spec.split("+")[0]  # "hybrid+parts": the indexes of "hybrid"
+    needs_bm25 = base in ("bm25", "hybrid") and index is None
+    needs_dense = base in ("dense", "hybrid") and dense_index is None
     demo = needs_bm25 or needs_dense
     try:
         with (

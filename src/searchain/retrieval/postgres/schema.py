@@ -10,7 +10,7 @@ to the shards of one collection: ``collection`` is the distribution column):
 * ``units``: what was indexed, one row per file (or batch of a corpus file) with its
   manifest entry (size, time, SHA-256): the incremental rule reads it.
 * ``passages``: text, title, source (file, page, section) and, for dense retrieval, the
-  MiniLM vector; ``pk`` (a sequence) is the passage's position, the tie-break of rankings.
+  embedding vector; ``pk`` (a sequence) is the passage's position, the tie-break of rankings.
 * ``postings``: (term, passage, tf, passage length): BM25 is scored from them in SQL.
 * ``terms``: document frequency per term.
 
@@ -156,4 +156,11 @@ def _comparable(settings: dict[str, Any]) -> dict[str, Any]:
 
 def _differences(old: dict[str, Any], new: dict[str, Any]) -> str:
     a, b = _comparable(old), _comparable(new)
-    return ", ".join(k for k in a if a[k] != b[k] and b[k] is not None) or "dense model"
+    names = [k for k in a if a[k] != b[k] and b[k] is not None] or ["model"]
+    if "model" in names:  # say which two, since "model" alone does not say how to mend it
+        was, now = old.get("dense") or {}, new.get("dense") or {}
+        names[names.index("model")] = (
+            f"embedding model {was.get('name', '?')} ({was.get('dim', '?')}-d), not "
+            f"{now.get('name', '?')} ({now.get('dim', '?')}-d)"
+        )
+    return ", ".join(names)

@@ -122,12 +122,15 @@ class PostgresIndex:
         self._conn.close()
 
     def encode_queries(self, queries: list[str]) -> np.ndarray:
-        """Unit-length MiniLM query vectors (the collection's model)."""
+        """Unit-length query vectors of the collection's model (the packaged GGUF found anew
+        on this machine; a collection of a model not installed here says how to rebuild)."""
         if self._embedder is None:
-            from searchain.readers.similarity import Embedder
+            from searchain.readers.embedders import open_embedder
+            from searchain.retrieval.dense.encoding import resolve_model
 
-            self._embedder = Embedder(self._model_path or self.collection.settings["dense"]["path"])
-        return self._embedder.encode(queries)
+            recorded = self.collection.settings["dense"]
+            self._embedder = open_embedder(resolve_model(recorded, self._model_path))
+        return self._embedder.encode_queries(queries)
 
     def search(self, query: str, k: int = 5) -> list[Passage]:
         """The ``k`` best passages for ``query``, best first, with their ``score``."""

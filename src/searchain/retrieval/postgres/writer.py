@@ -1,5 +1,5 @@
 """A collection opened for writing: its settings, its analyzer and, for a dense
-collection, the MiniLM encoder whose vectors go in with each unit's passages."""
+collection, the embedder whose vectors go in with each unit's passages."""
 
 from __future__ import annotations
 
@@ -37,10 +37,10 @@ class CollectionWriter:
             "dense": None,
         }
         if dense:
-            from searchain.readers.similarity import Embedder
+            from searchain.readers.embedders import open_embedder
             from searchain.retrieval.dense.encoding import model_info
 
-            self._embedder = Embedder(model_path)
+            self._embedder = open_embedder(model_path)
             settings["dense"] = model_info(self._embedder)
         self.conn = connect(target, autocommit=True)  # each unit: its own transaction
         try:
