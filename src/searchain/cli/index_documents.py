@@ -90,8 +90,9 @@ def _dense_documents(
     dense_index = dense_index_class()
     try:
         passages, report = read_document_passages(paths, **asdict(read))
+        # Read first (seconds), so the encoding bar knows its total and shows the time left.
         idx = dense_index.build(
-            passages,
+            list(passages),
             out,
             index_type=index_type,
             model_path=model,

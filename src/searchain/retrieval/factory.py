@@ -47,8 +47,12 @@ def default_dense_index(cache_dir: str | Path | None = None, show_progress: bool
     out = cache_root(cache_dir) / "indexes" / f"demo-dense-{digest}"
     if (out / "metadata.json").is_file():
         return DenseIndex.load(out)
-    return DenseIndex.from_corpus(
-        corpus, out, fmt="jsonl", max_words=None, show_progress=show_progress
+    from searchain.retrieval.corpus import read_corpus
+
+    passages = list(read_corpus(corpus, "jsonl", max_words=None))  # a total: the bar has an ETA
+    reader = {"fmt": "jsonl", "max_words": None}
+    return DenseIndex.build(
+        passages, out, corpus_path=corpus, reader=reader, show_progress=show_progress
     )
 
 
