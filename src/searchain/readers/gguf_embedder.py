@@ -14,6 +14,7 @@ raises it for its duration with :meth:`GGUFEmbedder.threads`.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import threading
@@ -74,7 +75,16 @@ class GGUFEmbedder:
                 n_threads_batch=self._n_threads,
                 verbose=False,
             )
+            # Freed before the interpreter tears llama_cpp's module down: a Llama left to
+            # __del__ at exit prints a TypeError from its own cleanup.
+            atexit.register(self.close)
         return self._llama
+
+    def close(self) -> None:
+        with self._lock:
+            if self._llama is not None:
+                self._llama.close()
+                self._llama = None
 
     @property
     def dim(self) -> int:
