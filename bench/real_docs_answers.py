@@ -21,9 +21,21 @@ Each arm x question is one JSON line in ``results/real-docs/<model>/<arm>.jsonl`
 resumable, a recorded line is never redone (``--retry-failed`` redoes failed ones), a failing
 call is recorded, not fatal. Scored alike for every arm:
 
-* ``cover_em``: searchain's cover-EM (``scoring.match.cover_em``) of the arm's whole answer
-  (SearChain's and retrieve-read's final content, LlamaIndex's response) against the
-  question's answer string; a two-passage question needs both of its strings.
+* ``right_whole``, ``right_short``, ``right_derived`` (issue 62: the short-answer golds):
+  ``scoring.match.alias_match`` of the arm's whole answer (SearChain's and retrieve-read's
+  final content, LlamaIndex's response), of its short answer, and of the short answer
+  ``answers.short_answer`` reads in the whole answer, against the question's ``answers``
+  (aliases; a two-passage question needs one alias of each part). The short answer is the
+  recorded one (searchain's ``trace.answer``, made by that same ``short_answer`` for a chat
+  model); LlamaIndex writes none, so its short answer IS its whole reply. ``right_derived``
+  derives every arm's short answer the same way from its recorded whole answer (like for
+  like). ``table`` computes the three from each record's text (``rescore``), so records made
+  before these golds are scored by them too; no answer is made again.
+* ``cover_em`` (the figures of issues 39 and 50): searchain's cover-EM
+  (``scoring.match.cover_em``) of the whole answer against the question's ``answer``, the
+  evidence quote (kept for retrieval recall; ``bench/data/real_docs_golds.md`` lists old
+  and new golds); a two-passage question needs both of its strings. ``cover_em_short``: the
+  same of the short answer.
 * ``cite_file``: a cited source names the file each needed passage is in. searchain: the
   passages its ``[n]`` marks cite; LlamaIndex (whose default answer has no marks): its
   response's source nodes (``file_path``). ``cite_page`` (PDF questions): such a citation is
@@ -44,6 +56,11 @@ configurations only; an arm such as ``searchain-evidence`` pins the setting it i
     .venv/bin/python bench/real_docs_answers.py run [--arms retrieve-read,searchain,llamaindex]
         [--model qwen2.5-coder-1.5b] [--limit N] [--set tune] [--cache FILE]   # resumable
     .venv/bin/python bench/real_docs_answers.py table [--against ARM] [--set tune]
+        [--golds answers|quote|both] [--paired-with retrieve-read,searchain-evidence-question]
+
+``table`` prints the short-answer golds' table (``--golds answers``: right, whole and short,
+by kind, paired differences against each ``--paired-with`` arm recorded), then the cover-EM
+tables of the quote golds (``--golds quote``: what issues 39 and 50 printed); both by default.
 """
 
 from __future__ import annotations
@@ -67,9 +84,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 from real_docs_recall import CACHE, needs, norm, source_type  # noqa: E402
 from real_docs_recall import setup as fetch_documents  # noqa: E402
 from real_docs_sets import ARMS, PEER, SETS, QuestionSet  # noqa: E402
-from real_docs_table import markdown  # noqa: E402
+from real_docs_table import alias_markdown, markdown  # noqa: E402
 
-from searchain.scoring.match import cover_em  # noqa: E402
+from searchain.answers import short_answer  # noqa: E402
+from searchain.scoring.match import alias_match, cover_em  # noqa: E402
 
 RESULTS = ROOT / "results" / "real-docs"
 DEFAULT_ARMS = ("retrieve-read", "searchain", PEER)
@@ -113,6 +131,29 @@ def squash(text: str) -> str:
 
 def holds(text: str, answer: str) -> bool:
     return squash(answer) in squash(text)
+
+
+def alias_scores(q: dict[str, Any], whole: str, short: str | None) -> dict[str, float]:
+    """The short-answer golds' scores (issue 62) of an answer: ``right_whole`` of the whole
+    answer, ``right_short`` of the arm's short answer (``None``: it has none of its own, so
+    its whole reply is its short answer), ``right_derived`` of ``answers.short_answer`` read
+    in the whole answer. A question without ``answers`` gets none."""
+    if "answers" not in q:
+        return {}
+    golds = q["answers"]
+    return {
+        "right_whole": float(alias_match(whole, golds)),
+        "right_short": float(alias_match(whole if short is None else short, golds)),
+        "right_derived": float(alias_match(short_answer(whole), golds)),
+    }
+
+
+def rescore(q: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+    """The record with the short-answer golds' scores of its recorded text (a failed record
+    as it is: it counts 0)."""
+    if record["status"] != "ok":
+        return record
+    return record | alias_scores(q, record.get("answer") or "", record.get("short_answer"))
 
 
 def view(file: str, page: int | None, text: str) -> dict[str, Any]:
@@ -177,6 +218,7 @@ def trace_record(q: dict[str, Any], trace: Any) -> dict[str, Any]:
         "answer": text,
         "short_answer": trace.answer,
         "cover_em_short": float(all(cover_em(trace.answer, a) for a in as_list(q["answer"]))),
+        **alias_scores(q, text, trace.answer),
         **score(q, text, read, cited),
         "in_hand_retrieved": score(q, text, retrieved, cited)["in_hand"],
         "in_hand_question": (
@@ -312,6 +354,7 @@ def peer_record(q: dict[str, Any], result: dict[str, Any], corpus: Path) -> dict
         "status": "ok",
         "answer": result["answer"],
         **score(q, result["answer"], sources, sources),
+        **alias_scores(q, result["answer"], None),  # no short answer: the reply is one
         "cited": [
             {"file": v["file"], "page": v["page"], "page_label": s.get("page_label")}
             for v, s in zip(sources, result["sources"], strict=True)
@@ -389,9 +432,8 @@ def append(out: Path, q: dict, arm: str, model: str, record: dict, seconds: floa
     with out.open("a") as f:
         f.write(json.dumps(row, ensure_ascii=False) + "\n")
     mark = "ok" if row["status"] == "ok" else "FAILED"
-    print(
-        f"{arm} {q['id']}: {mark} cover-EM {row.get('cover_em')} {seconds:.1f} s", file=sys.stderr
-    )
+    said = f"right {row.get('right_whole')} cover-EM {row.get('cover_em')}"
+    print(f"{arm} {q['id']}: {mark} {said} {seconds:.1f} s", file=sys.stderr)
 
 
 def load_records(path: Path) -> dict[str, dict]:
@@ -508,10 +550,11 @@ def answer_arm(
 def cmd_table(args: argparse.Namespace) -> None:
     qset = SETS[args.set]
     folder = qset.records(args.out, args.model)
-    wanted = {q["id"] for q in load_questions(qset, args.limit)}
+    questions = {q["id"]: q for q in load_questions(qset, args.limit)}
     records: dict[str, dict[str, dict]] = {}
     for arm in args.arms:
-        rows = {i: r for i, r in load_records(folder / f"{arm}.jsonl").items() if i in wanted}
+        recorded = load_records(folder / f"{arm}.jsonl")
+        rows = {i: rescore(questions[i], r) for i, r in recorded.items() if i in questions}
         if rows:
             records[arm] = rows
     if not records:
@@ -519,7 +562,16 @@ def cmd_table(args: argparse.Namespace) -> None:
     path = folder / "manifest.json"
     manifest = json.loads(path.read_text()) if path.exists() else {}
     against = args.against or (PEER if PEER in records else "retrieve-read")
-    print(markdown(records, manifest, args.model, against))
+    parts = []
+    if args.golds in ("answers", "both"):
+        parts.append(
+            alias_markdown(records, args.model, args.set, len(questions), args.paired_with)
+        )
+    if args.golds == "both":
+        parts.append("## Cover-EM against the evidence-quote golds (`answer`; issues 39 and 50)")
+    if args.golds in ("quote", "both"):
+        parts.append(markdown(records, manifest, args.model, against))
+    print("\n\n".join(parts))
 
 
 def main() -> None:
@@ -548,11 +600,19 @@ def main() -> None:
                            "computed); seconds count only items with no cached call")  # fmt: skip
         if name == "table":
             p.add_argument("--against", default=None,
-                           help="the arm others are paired with (default: llamaindex when "
-                           "recorded, else retrieve-read)")  # fmt: skip
+                           help="the quote golds' table: the arm others are paired with "
+                           "(default: llamaindex when recorded, else retrieve-read)")  # fmt: skip
+            p.add_argument("--golds", choices=("answers", "quote", "both"), default="both",
+                           help="answers: right by the short-answer golds (issue 62); quote: "
+                           "cover-EM of the evidence quotes (issues 39 and 50)")  # fmt: skip
+            p.add_argument("--paired-with", default="retrieve-read,searchain-evidence-question",
+                           help="the short-answer golds' table: every arm is paired with each "
+                           "of these that is recorded")  # fmt: skip
     args = ap.parse_args()
     if args.command != "setup":
         args.arms = [a for a in args.arms.split(",") if a]
+        if args.command == "table":
+            args.paired_with = [a for a in args.paired_with.split(",") if a]
         if unknown := set(args.arms) - set(ARMS):
             ap.error(f"unknown arm(s): {', '.join(sorted(unknown))}")
     {"setup": cmd_setup, "run": cmd_run, "table": cmd_table}[args.command](args)

@@ -1,6 +1,9 @@
-"""The table of ``bench/real_docs_answers.py``: each arm's scores with bootstrap CIs, the
-paired differences against one arm, where each item stands, how often SearChain answered as
-one hop and which right answers only the node queries' passages made possible."""
+"""The tables of ``bench/real_docs_answers.py``. By the short-answer golds (issue 62,
+``alias_markdown``): each arm right by its whole answer, its short answer and the short answer
+derived from its whole answer, with bootstrap CIs, by kind, and paired with chosen arms. By
+the evidence-quote golds (issues 39 and 50, ``markdown``): each arm's cover-EM with bootstrap
+CIs, the paired differences against one arm, where each item stands, how often SearChain
+answered as one hop and which right answers only the node queries' passages made possible."""
 
 from __future__ import annotations
 
@@ -103,14 +106,19 @@ def summary_rows(records: dict[str, dict[str, dict]], against: str) -> list[str]
     return lines
 
 
+def paired(records: dict[str, dict[str, dict]], arm: str, against: str, key: str) -> Any:
+    """``arm − against`` on ``key``, paired on the items both answered (None: none shared)."""
+    scores = {a: {i: value(r, key) for i, r in records[a].items()} for a in (arm, against)}
+    return paired_difference(scores, arm, against, key)
+
+
 def paired_rows(records: dict[str, dict[str, dict]], against: str) -> list[str]:
     lines = [f"| arm − {against} | items | cover-EM Δ (95 % CI) | wins / losses | cites-file Δ |"]
     lines.append("|---|---:|---:|---:|---:|")
     for arm in (a for a in records if a != against):
         cells = [arm]
         for key in ("cover_em", "cite_file"):
-            scores = {a: {i: value(r, key) for i, r in records[a].items()} for a in (arm, against)}
-            d = paired_difference(scores, arm, against, key)
+            d = paired(records, arm, against, key)
             if d is None:
                 cells += ["0", "–", "–"] if key == "cover_em" else ["–"]
             elif key == "cover_em":
@@ -194,4 +202,100 @@ def markdown(
     if peer.get("versions"):
         versions = ", ".join(f"{k} {v}" for k, v in peer["versions"].items())
         parts += ["", f"LlamaIndex environment: {versions}; {peer.get('nodes')} nodes."]
+    return "\n".join(parts)
+
+
+# -- the short-answer golds (issue 62) ------------------------------------------------------
+
+RIGHT = (
+    ("right_whole", "whole answer"),
+    ("right_short", "short answer"),
+    ("right_derived", "short, derived"),
+)
+KINDS = (("one-passage", "one-passage"), ("two-passages", "two-passage"))
+
+
+def count_pct(values: list[float]) -> str:
+    """``right/items, % [95 % CI]``."""
+    return f"{sum(values):.0f}/{len(values)}, {pct(values)}" if values else "–"
+
+
+def short_of(rows: dict[str, dict]) -> str:
+    """Where an arm's short answer comes from: recorded, or its whole reply (none recorded)."""
+    ok = [r for r in rows.values() if r["status"] == "ok"]
+    if ok and all(r.get("short_answer") is None for r in ok):
+        return "= whole reply"
+    return "recorded"
+
+
+def alias_rows(records: dict[str, dict[str, dict]]) -> list[str]:
+    head = "| arm | items | " + " | ".join(f"right, {name} % (95 % CI)" for _, name in RIGHT)
+    head += " | short answer | cover-EM of the quote % (old) | cover-EM of the quote, short % |"
+    lines = [head, "|---|" + "---:|" * (len(RIGHT) + 4)]
+    for arm, rows in records.items():
+        rs = list(rows.values())
+        cells = [arm, str(len(rs)), *(pct([value(r, key) for r in rs]) for key, _ in RIGHT)]
+        cells += [short_of(rows), pct([value(r, "cover_em") for r in rs])]
+        recorded = any("cover_em_short" in r for r in rs)  # LlamaIndex's records have none
+        cells.append(pct([value(r, "cover_em_short") for r in rs]) if recorded else "–")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def alias_kind_rows(records: dict[str, dict[str, dict]]) -> list[str]:
+    keys = (("right_whole", "whole"), ("right_derived", "short, derived"))
+    names = [f"{name}: {k}" for _, name in KINDS for _, k in keys]
+    lines = ["| arm | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+    for arm, rows in records.items():
+        cells = [arm]
+        for kind, _ in KINDS:
+            rs = [r for r in rows.values() if r["kind"] == kind]
+            cells += [count_pct([value(r, key) for r in rs]) for key, _ in keys]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def alias_paired_rows(records: dict[str, dict[str, dict]], against: str) -> list[str]:
+    keys = (*RIGHT, ("cover_em", "cover-EM of the quote"))
+    head = f"| arm − {against} | items | " + " | ".join(
+        f"{name} Δ (won / lost)" for _, name in keys
+    )
+    lines = [head + " |", "|---|---:|" + "---:|" * len(keys)]
+    for arm in (a for a in records if a != against):
+        diffs = [paired(records, arm, against, key) for key, _ in keys]
+        if diffs[0] is None:
+            continue
+        cells = [arm, str(diffs[0].items)]
+        cells += [f"{d}{' *' if d.significant else ''} ({d.wins} / {d.losses})" for d in diffs]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def alias_markdown(
+    records: dict[str, dict[str, dict]],
+    model: str,
+    qset: str,
+    questions: int,
+    paired_with: list[str],
+) -> str:
+    """Every arm scored by the short-answer golds (``answers``, ``scoring.match.alias_match``)
+    from its recorded text, beside its old cover-EM of the evidence quotes."""
+    parts = [
+        f"Answers over real documentation ({qset} set, {questions} questions), {model}, right "
+        "by the short-answer golds (`answers`, issue 62); each arm on the items it recorded",
+        "",
+        *alias_rows(records),
+        "",
+        "Short answer: `recorded` is the record's own (searchain's `trace.answer`); an arm that "
+        "records none is scored on its whole reply. Short, derived: `answers.short_answer` of "
+        "the recorded whole answer, every arm alike. Cover-EM of the quote: the old figures "
+        "(`answer`, the evidence quote).",
+        "",
+        "By kind (right/items, % with 95 % CI):",
+        "",
+        *alias_kind_rows(records),
+    ]
+    for against in (a for a in paired_with if a in records and len(records) > 1):
+        parts += ["", f"Paired with {against} on the items both answered (* the 95 % interval "
+                  "excludes 0):", "", *alias_paired_rows(records, against)]  # fmt: skip
     return "\n".join(parts)

@@ -158,3 +158,71 @@ def test_markup_is_dropped_but_an_address_in_angle_brackets_is_kept() -> None:
     assert B.holds("Maintainer: Ana <ana@example.org>", "ana@example.org")
     assert B.squash("Ana <ana@example.org>") == "ana<ana@example.org>"
     assert not B.holds("Maintainer: Ana", "ana@example.org")
+
+
+# -- the short-answer golds (issue 62) on recorded lines ------------------------------------
+
+RECORDS = ROOT / "results" / "real-docs" / "qwen2.5-coder-1.5b"
+
+
+def recorded(arm: str, qid: str) -> tuple[dict, dict]:
+    """The reported set's question ``qid`` and ``arm``'s recorded line for it, rescored."""
+    questions = {q["id"]: q for q in B.load_questions(B.SETS["reported"])}
+    record = B.load_records(RECORDS / f"{arm}.jsonl")[qid]
+    return questions[qid], B.rescore(questions[qid], record)
+
+
+def test_a_right_short_answer_the_quote_gold_scored_0_now_scores_1() -> None:
+    """retrieve-read said "tmpfs"; the old gold was the evidence quote "The tmpfs is a
+    temporary filesystem", which no short answer holds."""
+    q, r = recorded("retrieve-read", "rf-tmpfs")
+    assert r["short_answer"] == "tmpfs" and q["answers"] == ["tmpfs"]
+    assert (r["cover_em"], r["cover_em_short"]) == (0.0, 0.0)  # as recorded
+    assert (r["right_whole"], r["right_short"], r["right_derived"]) == (1.0, 1.0, 1.0)
+
+
+def test_a_two_part_answer_needs_an_alias_of_both_parts() -> None:
+    """two-nmu-salvage: the NMU version and the salvaging wait. The ablation stated both
+    ("1.5+nmu4 and 21 days": the quote gold's second part, a sentence, scored it 0); the
+    default stated the version and a wrong wait."""
+    q, both = recorded("searchain-evidence-question", "two-nmu-salvage")
+    assert q["answers"] == [["1.5+nmu4"], ["21 day", "three weeks", "3 weeks"]]
+    assert both["short_answer"] == "1.5+nmu4 and 21 days"
+    assert both["cover_em_parts"] == [1.0, 0.0] and both["cover_em"] == 0.0
+    assert (both["right_whole"], both["right_short"], both["right_derived"]) == (1.0, 1.0, 1.0)
+    _, one = recorded("searchain-evidence-path", "two-nmu-salvage")
+    assert "1.5+nmu4" in one["answer"] and "more than one NMU in a row" in one["answer"]
+    assert (one["right_whole"], one["right_short"]) == (0.0, 0.0)
+
+
+def test_an_arm_without_a_short_answer_is_scored_on_its_whole_reply() -> None:
+    """LlamaIndex records no short answer: its short answer is its reply; the derived one is
+    ``answers.short_answer`` of that reply, as for every arm."""
+    from searchain.answers import short_answer
+
+    q, r = recorded("llamaindex", "dd-debmake-version")
+    assert "short_answer" not in r and r["right_short"] == r["right_whole"] == 1.0
+    assert r["right_derived"] == float(B.alias_match(short_answer(r["answer"]), q["answers"]))
+    assert T.short_of({"a": r}) == "= whole reply"
+    _, searchain = recorded("searchain", "dd-debmake-version")
+    assert T.short_of({"a": searchain}) == "recorded"
+
+
+def test_a_failed_record_is_not_rescored_and_counts_0() -> None:
+    failed = {"status": "failed", "error": "boom", "kind": "one-passage"}
+    assert B.rescore({"answers": ["x"]}, failed) == failed
+    assert T.value(failed, "right_whole") == 0.0
+
+
+def test_the_short_answer_golds_table_pairs_each_arm_with_the_arms_asked() -> None:
+    rows = {
+        "retrieve-read": {"a": {"right_whole": 1.0}, "b": {"right_whole": 0.0}},
+        "searchain": {"a": {"right_whole": 1.0}, "b": {"right_whole": 1.0}},
+    }
+    for items in rows.values():
+        for r in items.values():
+            r |= {"status": "ok", "kind": "one-passage", "short_answer": "x", "cover_em": 0.0}
+            r |= {"right_short": r["right_whole"], "right_derived": r["right_whole"]}
+    text = T.alias_markdown(rows, "m", "reported", 2, ["retrieve-read", "absent"])
+    assert "| searchain | 2 | +50.0 [+0.0, +100.0] (1 / 0) |" in text
+    assert "Paired with absent" not in text
