@@ -113,7 +113,7 @@ def test_a_chain_that_passes(index, embedder, hotpot, corpus_ids) -> None:
     assert trace.meta["label_rule"] == LABEL_RULE
     for n in nodes:
         reader = ReaderOutput.from_dict(n.meta["reader"])
-        found = label(n.query, n.answer or "", reader, theta, True)
+        found = label(n.query, n.answer or "", reader, theta, True, passage=n.passages[0].render())
         assert n.meta["status"] == found.status and n.meta.get("check") == found.check, n.meta
         assert n.meta["status"] == "unconfirmed" or reader.confidence > theta
     assert trace.usage.cached_calls >= 3 or RECORD  # chain, reader, tracing
@@ -165,6 +165,11 @@ def test_unsolved_query_is_completed_by_ir(index, embedder, hotpot, corpus_ids) 
     completed = [n for n in trace.nodes if n.source == "ir-completed"]
     assert completed and completed[0].meta["unsolved"]
     assert completed[0].answer == completed[0].meta["reader"]["answer"]
+    # The reader's answer is a verdict ("Yes, he is older"), not a span: the completion keeps
+    # it, but its label does not confirm it (node-label rule 3).
+    assert completed[0].answer.startswith("Yes")
+    assert completed[0].meta["status"] == "unconfirmed"
+    assert completed[0].meta["check"] == "IR completed it, but a yes/no answer is not a span"
     assert [f["kind"] for f in trace.meta["feedback"]] == ["complete"]
 
 

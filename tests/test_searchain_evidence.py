@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from recordings import Observed, recorded_llm
+from searchain.answers import clean_span
 from searchain.llm.base import LLM, GenerationParams, Message
 from searchain.methods.builtin import SEARCHAIN_PAPER
 from searchain.methods.catalog import make_embedder
@@ -18,11 +19,16 @@ from searchain.methods.searchain import SearChain, SearChainConfig
 from searchain.methods.searchain.evidence_answer import (
     CONFIRMED,
     Evidence,
+    confirmed_nodes,
     edges_first,
+    ranked_evidence,
     render_plan,
 )
+from searchain.methods.searchain.method import Feedback, _Run
+from searchain.readers.base import ReaderOutput
 from searchain.readers.llm_reader import LLMReader
 from searchain.retrieval import BM25Index
+from searchain.scoring.confidence import searchain_signals
 from searchain.types import Completion, CompletionResult, Node, Passage, Trace
 
 # The recordings were made with the paper's CoQ prompt (the question in the instruction).
@@ -65,7 +71,9 @@ def confirmed(trace: Trace) -> list[Node]:
     return [n for n in path if n.answer and n.meta.get("status") in CONFIRMED]
 
 
-@pytest.mark.parametrize("item", [0, 6])  # 0: a node corrected by IR; 6: one completed
+# 0: a node corrected by IR (hotpot[6]'s completion is a verdict the label does not confirm:
+# test_a_completion_the_label_does_not_confirm_is_read_as_searched)
+@pytest.mark.parametrize("item", [0])
 def test_the_evidence_holds_the_question_top_k_and_the_confirming_passages(
     index, embedder, hotpot, item: int
 ) -> None:
@@ -106,6 +114,65 @@ def test_a_node_answer_the_chain_relied_on_survives(index, embedder, hotpot) -> 
     assert "Shirley Temple" in trace.final_content
     assert node.id not in trace.meta["dropped_node_answers"]
     assert not any("states none" in e for e in trace.errors)
+
+
+def test_a_completion_the_label_does_not_confirm_is_read_as_searched(
+    index, embedder, hotpot
+) -> None:
+    """hotpot[6]: IR completed node r1.2 with the reader's "Yes, he is older", a verdict and
+    not a span. The node keeps that answer, but the evidence step does not treat it as
+    confirmed: its passage is read as searched, and the plan marks it unchecked."""
+    llm = Observed(recorded_llm("searchain"))
+    trace = run(llm, index, embedder, hotpot[6]["question_text"])
+    node = next(n for n in trace.nodes if n.source == "ir-completed")
+    assert node.answer == node.meta["reader"]["answer"]  # the reader's answer is kept
+    assert node.meta["status"] == "unconfirmed" and node.meta["check"].startswith("IR completed")
+    assert not confirmed(trace)
+    roles = {e["id"]: e["roles"] for e in trace.meta["evidence"]["passages"]}
+    said = roles[node.passages[0].id]
+    assert f"searched for {node.id}" in said and f"completes {node.id}" not in said
+    assert f"{clean_span(node.answer)} (unchecked)" in llm.prompts[-1]
+
+
+def test_a_correction_that_repeats_its_query_is_not_confirmed(index, embedder) -> None:
+    """Recorded in a held-out run: IR corrected a node with a span of its own query ("East
+    Lothian"), and the evidence step took it as confirmed. Now the node keeps the span but is
+    unconfirmed: neither the evidence step nor the confidence signals count it."""
+    llm = recorded_llm("searchain")
+    config = SearChainConfig(**{**PAPER, "final_step": "evidence"})
+    method = SearChain(llm, index, LLMReader(llm), config, embedder=embedder)
+    passage = Passage(
+        id="Haddington#0",
+        title="Haddington, East Lothian",
+        text="Haddington is a town in East Lothian, Scotland. It is the county town.",
+    )
+
+    def corrected(query: str, span: str) -> Node:
+        node = Node("r1.1", query, "Midlothian", "llm", "q", passages=[passage], meta={})
+        state = _Run("q", Trace(question="q", method="searchain"), memory=None)
+        reader = ReaderOutput(answer=span, span_score=-0.1, confidence=-0.1)
+        method._apply(state, Feedback(node, "verify", reader, passage))
+        return node
+
+    echo = corrected("Which town is the county town of East Lothian?", "East Lothian")
+    assert echo.answer == "East Lothian" and echo.source == "ir-corrected"  # kept
+    assert echo.meta["status"] == "unconfirmed"
+    assert echo.meta["check"] == (
+        "IR corrected it, but the reader's span only repeats the node's query"
+    )
+    assert confirmed_nodes([echo]) == [] and "(unchecked)" in render_plan([echo])
+    roles = [e.roles for e in ranked_evidence([echo], [], unconfirmed=True)]
+    assert roles == [["searched for r1.1"]]
+    trace = Trace(question="q", method="searchain", nodes=[echo], answer="East Lothian")
+    trace.meta.update(path=["r1.1"], theta=method.theta)
+    found = searchain_signals(trace)
+    assert found["path_confirmed_share"] == 0.0 and found["answer_from_confirmed_node"] == 0.0
+    assert found["ir_changed_a_node"] == 1.0  # IR did change it
+    # The same correction with a span the query does not say is confirmed.
+    town = corrected("Which town is the county town of East Lothian?", "Haddington")
+    assert town.meta["status"] == "corrected" and "check" not in town.meta
+    assert confirmed_nodes([town]) == [town]
+    assert [e.roles for e in ranked_evidence([town], [])] == [["corrects r1.1"]]
 
 
 def test_the_token_cap_keeps_the_strongest_and_says_what_it_left_out(

@@ -5,7 +5,8 @@ The paper's tracing writes the final content from the chain's [Query]-[Answer] p
 it never reads the passages that confirmed a node, nor any passage retrieved with the user's
 own words. This step answers the user's question from
 
-* the passages that confirmed, corrected or completed a node of the verified path, and
+* the passages that confirmed, corrected or completed a node of the verified path (as its
+  label says: node_labels.py), and
 * the question-level top-k, retrieved with the user's own question,
 
 deduplicated, capped in tokens, the strongest first and last (Liu et al. 2023, "Lost in the
@@ -41,6 +42,8 @@ from searchain.types import Node, Passage, Trace
 
 TEMPLATE = "searchain/evidence_answer"
 # Statuses whose node IR checked and backed: its passage confirmed, corrected or completed it.
+# A node IR corrected or completed with a span the label does not confirm (drawn from its own
+# query, not confident, not a span: node_labels.ir_label) is "unconfirmed" and is not here.
 CONFIRMED = ("verified", "corrected", "completed")
 CHARS_PER_TOKEN = 4  # the estimate where the backend cannot count tokens here (remote, replay)
 STOP = ("\n",)  # the completion form answers on one line, as retrieve-read

@@ -43,7 +43,7 @@ from searchain.methods.searchain.config import SearChainConfig
 from searchain.methods.searchain.coq_parser import Chain, parse_chain, same_query
 from searchain.methods.searchain.drift import flag_drift
 from searchain.methods.searchain.evidence_answer import evidence_answer
-from searchain.methods.searchain.node_labels import LABEL_RULE, label, repeats_query
+from searchain.methods.searchain.node_labels import LABEL_RULE, ir_label, label, repeats_query
 from searchain.methods.searchain.rounds import FeedbackText, Rounds, make_rounds
 from searchain.methods.searchain.tracing import (
     answer_from_content,
@@ -320,7 +320,9 @@ class SearChain:
             return Feedback(node, "verify", out, top)  # when to correct: the paper's rule
         # The node keeps the LLM's answer (as the paper does); its label says only what the
         # evidence confirmed (node_labels.py), and what the check found when it did not.
-        found = label(node.query, node.answer or "", out, self.theta, cfg.verification)
+        found = label(
+            node.query, node.answer or "", out, self.theta, cfg.verification, passage=top.render()
+        )
         node.meta["status"] = found.status
         if found.check is not None:
             node.meta["check"] = found.check
@@ -354,13 +356,22 @@ class SearChain:
         return contains_answer(a, g)
 
     def _apply(self, state: _Run, fb: Feedback) -> None:
-        """Record feedback: the node enters R as (q_i, g, d_i), Algorithm 1's R.add."""
+        """Record feedback: the node enters R as (q_i, g, d_i), Algorithm 1's R.add. Its label
+        says whether the reader's answer passes the label's checks (node_labels.ir_label): a
+        node that fails keeps the answer, labelled "unconfirmed" with what the check found."""
         node = fb.node
         node.meta.update(
             status="corrected" if fb.kind == "verify" else "completed", llm_answer=node.answer
         )
         node.answer = fb.reader.answer
         node.source = "ir-corrected" if fb.kind == "verify" else "ir-completed"
+        if "nli" not in node.meta:  # a yes/no node the NLI judge corrected: entailment checked it
+            found = ir_label(
+                fb.kind, node.query, fb.reader, self.theta, passage=fb.passage.render()
+            )
+            node.meta["status"] = found.status
+            if found.check is not None:
+                node.meta["check"] = found.check
         state.path.append(node)
         emit("node", id=node.id, status=node.meta["status"], source=node.source)
         state.feedback_log.append(
