@@ -143,6 +143,17 @@ def test_taxonomy_categories_in_their_order() -> None:
                     correct=False) == "wrong, no gold evidence"  # fmt: skip
 
 
+def test_a_correction_the_label_does_not_confirm_still_changed_the_answer() -> None:
+    """Node-label rule 3 labels a correction whose span repeats its query "unconfirmed"; the
+    correction still changed the LLM's answer, so it is still a verification event."""
+    gold = Gold(["Chief of Protocol"], ("Shirley Temple",))
+    node = Node("r1.1", "Which post did Shirley Temple hold?", "Shirley Temple", "ir-corrected",
+                meta={"status": "unconfirmed", "llm_answer": "Chief of Protocol"})  # fmt: skip
+    assert verification_events(Trace("q", "s", nodes=[node]), gold) == {"right→wrong": 1}
+    node.source = "llm"  # a node IR did not change is no event, whatever its label
+    assert verification_events(Trace("q", "s", nodes=[node]), gold) == {}
+
+
 def test_bench_table_recomputes_the_report_and_the_taxonomy() -> None:
     bench = _bench()
     recipe = bench.Recipe(str(FIRST20), ("direct-prompting", "retrieve-read", "self-ask",

@@ -152,7 +152,8 @@ def verification_events(trace: Trace | None, gold: Gold) -> Counter[str]:
         return out
     for n in trace.nodes:
         llm_answer = n.meta.get("llm_answer")
-        if not llm_answer or n.meta.get("status") != "corrected":
+        corrected = n.source == "ir-corrected" or n.meta.get("status") == "corrected"
+        if not llm_answer or not corrected:  # a correction the label did not confirm counts too
             continue
         before, after = _holds(llm_answer, gold.answers), _holds(n.answer, gold.answers)
         if after and not before:

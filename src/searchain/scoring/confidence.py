@@ -64,7 +64,10 @@ EVIDENCE_AT = {
     maxprob.SIGNAL: 0.5,
 }
 LOGPROB_FLOOR = -10.0  # a log-probability below it says no more: the floor of every one here
-CONFIRMED = ("corrected", "completed")  # IR's own answers; "verified" needs a confident reader
+# IR's own answers that passed the label's checks (node-label rule 3: one that fails is
+# "unconfirmed", methods/searchain/node_labels.ir_label); "verified" needs a confident reader.
+CONFIRMED = ("corrected", "completed")
+IR_SOURCES = ("ir-corrected", "ir-completed")  # IR changed the node, confirmed or not
 
 
 def model_key(name: str | None) -> str:
@@ -96,6 +99,12 @@ def _confirmed(node: Any, theta: float | None) -> bool:
     return theta is None or confidence > theta
 
 
+def _changed(node: Any) -> bool:
+    """IR changed the node's answer (corrected or completed it), whether or not the label
+    confirmed the reader's answer (node-label rule 3 labels one that fails "unconfirmed")."""
+    return node.source in IR_SOURCES or node.meta.get("status") in CONFIRMED
+
+
 def searchain_signals(trace: Trace) -> dict[str, float]:
     """What SearChain's Tree-of-Reasoning says about its answer."""
     theta = trace.meta.get("theta")
@@ -112,7 +121,7 @@ def searchain_signals(trace: Trace) -> dict[str, float]:
         "path_confirmed_share": len(confirmed) / len(path) if path else 0.0,
         "path_unconfirmed_share": 1 - len(confirmed) / len(path) if path else 1.0,
         "answer_from_confirmed_node": _in(trace.answer, checked_answers),
-        "ir_changed_a_node": float(any(n.meta.get("status") in CONFIRMED for n in path)),
+        "ir_changed_a_node": float(any(_changed(n) for n in path)),
         "rounds": float(trace.rounds),
         "reader_logprob_mean": sum(readers) / len(readers) if readers else LOGPROB_FLOOR,
     }
