@@ -1,11 +1,15 @@
 """SearChain's node labels in recorded runs, relabelled by the current rule (issue 47).
 
-Labels change no answer, path or prompt: a recorded trace holds everything the rule reads (the
-node's query and answer, its reader's span and confidence, θ). So each run is relabelled as the
-current code would have labelled it, and audited: a node labelled verified must have had a
-confident reader whose span is not drawn from the node's query (outside a choice) and agrees
-with the node's answer (methods/searchain/node_labels.py). For each run: the labels before and
-after, and the verified nodes that break the rule, before and after. On MuSiQue, whose items
+Labels change no node's answer and no path: a recorded trace holds everything the rule reads
+(the node's query and answer, its reader's span and confidence, its passage, θ). So each run is
+relabelled as the current code would have labelled it, and audited: a node labelled verified
+must have had a confident reader whose span is not drawn from the node's query (outside a
+choice's pick from a passage that states the comparison) and agrees with the node's answer,
+naming nothing different; a node labelled corrected or completed must hold a confident span
+of its passage that is not drawn from its query (methods/searchain/node_labels.py). For each
+run: the labels before and after, and the confirmed nodes that break the rule, before and
+after. (A relabelled copy of a run made with the evidence step is a relabelling only: its
+answers were written from the labels it was made with.) On MuSiQue, whose items
 carry their gold decomposition, also the share of verified nodes whose answer is one of the
 item's gold sub-answers (cover-EM), before and after.
 
@@ -35,16 +39,17 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from searchain.eval.runner import MANIFEST, read_results  # noqa: E402
 from searchain.methods.searchain.node_labels import (  # noqa: E402
-    AGREEMENT_F1,
     FIRST_LABEL_RULE,
     LABEL_RULE,
     agreement,
+    choice_pick,
     drawn_from_query,
+    ir_label,
     label,
 )
-from searchain.methods.searchain.yesno_check import yes_no_answer  # noqa: E402
 from searchain.readers.base import ReaderOutput  # noqa: E402
 from searchain.scoring.match import cover_em  # noqa: E402
+from searchain.types import Passage  # noqa: E402
 
 RUNS = [
     "results/quality/qwen2.5-coder-1.5b/hotpotqa-100",
@@ -54,15 +59,38 @@ RUNS = [
 ]
 MUSIQUE = ROOT.parent / "shared" / "data" / "musique" / "musique_train.json"
 CHECKED = ("verified", "unconfirmed")
+IR_KIND = {"ir-corrected": "verify", "ir-completed": "complete"}  # node source: feedback kind
 
 
 def _checked_nodes(trace: dict[str, Any]) -> list[dict[str, Any]]:
-    """Nodes IR read and left as the model wrote them (an NLI-judged yes/no node aside)."""
+    """Nodes IR read (an NLI-judged yes/no node aside): those left as the model wrote them
+    and those IR corrected or completed."""
     return [
         n
         for n in trace["nodes"]
-        if n["meta"].get("status") in CHECKED and "nli" not in n["meta"] and n["meta"].get("reader")
+        if (n["meta"].get("status") in CHECKED or n["source"] in IR_KIND)
+        and "nli" not in n["meta"]
+        and n["meta"].get("reader")
     ]
+
+
+def _passage(node: dict[str, Any]) -> str:
+    """The passage the reader read, as it was shown (title first)."""
+    if not node.get("passages"):
+        return ""
+    p = node["passages"][0]
+    return Passage(id=p.get("id", ""), text=p.get("text", ""), title=p.get("title", "")).render()
+
+
+def _relabelled(node: dict[str, Any], theta: float, verification: bool) -> Any:
+    """The node's label by the current rule."""
+    reader = _reader(node)
+    if node["source"] in IR_KIND:
+        return ir_label(
+            IR_KIND[node["source"]], node["query"], reader, theta, passage=_passage(node)
+        )
+    answer = node["answer"] or ""
+    return label(node["query"], answer, reader, theta, verification, passage=_passage(node))
 
 
 def _reader(node: dict[str, Any]) -> ReaderOutput:
@@ -78,7 +106,7 @@ def relabel(trace: dict[str, Any]) -> dict[str, Any]:
     theta = trace["meta"].get("theta")
     verification = "no-verification" not in trace["method"]
     for node in _checked_nodes(trace):
-        found = label(node["query"], node["answer"] or "", _reader(node), theta, verification)
+        found = _relabelled(node, theta, verification)
         node["meta"]["status"] = found.status
         node["meta"].pop("check", None)
         if found.check is not None:
@@ -87,22 +115,21 @@ def relabel(trace: dict[str, Any]) -> dict[str, Any]:
     return trace
 
 
+CONFIRMED = ("verified", "corrected", "completed")
+
+
 def overclaimed(node: dict[str, Any], theta: float | None) -> str | None:
-    """Why a node labelled verified breaks the rule, or None when it keeps it."""
-    if node["meta"].get("status") != "verified" or "nli" in node["meta"]:
+    """Why a node labelled verified, corrected or completed breaks the current rule (what the
+    rule finds, its wording's detail after a colon left out), or None when it keeps it."""
+    if node["meta"].get("status") not in CONFIRMED or "nli" in node["meta"]:
         return None
-    reader = node["meta"].get("reader") or {}
-    answer, span = node["answer"] or "", reader.get("answer") or ""
-    confidence = reader.get("confidence")
-    if confidence is None or (theta is not None and confidence <= theta):
-        return "the reader was not confident"
-    if yes_no_answer(answer) is not None:
-        return "a yes/no answer, no entailment check"
-    if drawn_from_query(span, node["query"]):
-        return "the span is drawn from the node's query"
-    if agreement(answer, span, node["query"]) <= AGREEMENT_F1:
-        return "the span does not match the node's answer"
-    return None
+    if not node["meta"].get("reader"):
+        return "no reader output"
+    found = _relabelled(node, float("-inf") if theta is None else theta, True)
+    if found.status != "unconfirmed":
+        return None
+    why = (found.check or "").split(": ")[0]
+    return f"{node['meta']['status']}: {why}"
 
 
 def _sub_answers() -> dict[str, list[str]]:
@@ -125,7 +152,7 @@ def _tally(records: list[dict[str, Any]], golds: dict[str, list[str]] | None) ->
                 broken[why] += 1
             if golds is not None and status == "verified":
                 right += cover_em(node["answer"] or "", golds.get(r["id"], []))
-    out = {"labels": dict(labels), "verified_breaking_the_rule": dict(broken)}
+    out = {"labels": dict(labels), "confirmed_breaking_the_rule": dict(broken)}
     if golds is not None:
         out["verified_right"] = [int(right), labels["verified"]]
     return out
@@ -162,7 +189,9 @@ def pairs(run: Path) -> None:
         for node in _checked_nodes(r["trace"]):
             out = _reader(node)
             query, answer = node["query"], node["answer"] or ""
-            if not out.grounded or out.confidence <= theta or drawn_from_query(out.answer, query):
+            if node["source"] in IR_KIND or not out.grounded or out.confidence <= theta:
+                continue
+            if drawn_from_query(out.answer, query) or choice_pick(query, out.answer) is not None:
                 continue
             score = agreement(answer, out.answer, query)
             if score < 1.0:
@@ -218,10 +247,10 @@ def main() -> None:
         )
         for when in ("before", "after"):
             t = row[when]
-            broken = sum(t["verified_breaking_the_rule"].values())
-            line = f"  {when:6} labels {t['labels']}; verified breaking the rule: {broken}"
+            broken = sum(t["confirmed_breaking_the_rule"].values())
+            line = f"  {when:6} labels {t['labels']}; confirmed breaking the rule: {broken}"
             if broken:
-                line += f" {t['verified_breaking_the_rule']}"
+                line += f" {t['confirmed_breaking_the_rule']}"
             if "verified_right" in t:
                 got, of = t["verified_right"]
                 line += f"; verified right {got}/{of} ({100 * got / max(of, 1):.1f} %)"
