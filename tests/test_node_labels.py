@@ -8,10 +8,13 @@ changes no answer: when IR corrects stays the paper's rule."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from rich.console import Console
 
 from searchain.eval.analyses import node_checks
+from searchain.eval.runner import LABEL_RULE_CHANGE, MANIFEST, environment_changes
 from searchain.methods.searchain.node_labels import (
     AGREEMENT_F1,
     FIRST_LABEL_RULE,
@@ -26,6 +29,7 @@ from searchain.methods.searchain.node_labels import (
 )
 from searchain.readers.base import UNGROUNDED, ReaderOutput
 from searchain.render import tree_of_reasoning
+from searchain.scoring.configuration import configuration, label_rule
 from searchain.types import Node, Trace
 
 
@@ -247,6 +251,24 @@ def test_a_yes_no_node_without_a_judge_is_unconfirmed() -> None:
 
 def test_the_rule_is_named() -> None:
     assert (LABEL_RULE, FIRST_LABEL_RULE) == (3, 1)
+
+
+def test_a_trace_and_a_run_made_under_rule_2_are_still_read_as_rule_2(tmp_path) -> None:
+    """Nothing relabels a trace on loading: its labels are its own rule's, and the signals
+    read from them are that rule's (the shipped calibrators were fit on rule 2's)."""
+    corrected = Node("r1.1", "Who was Peter Schmeichel's father?", "Peter Schmeichel",
+                     "ir-corrected", meta={"status": "corrected"})  # fmt: skip
+    trace = Trace(question="q", method="searchain", nodes=[corrected])
+    trace.meta["label_rule"] = 2
+    loaded = Trace.from_dict(json.loads(json.dumps(trace.to_dict())))
+    assert label_rule(loaded) == 2 and loaded.nodes[0].meta["status"] == "corrected"
+    assert configuration(loaded, "m")["label_rule"] == 2
+    del loaded.meta["label_rule"]
+    assert label_rule(loaded) == FIRST_LABEL_RULE
+    (tmp_path / MANIFEST).write_text(json.dumps({"label_rule": 2, "environment": {}}))
+    assert environment_changes(tmp_path, {}) == [
+        f"{LABEL_RULE_CHANGE} 3 (the run started with rule 2)"
+    ]
 
 
 def _trace(*nodes: Node, theta: float = -1.0) -> Trace:
