@@ -95,7 +95,7 @@ def hotpotqa_set(name: str, tune_limit: int) -> dict[str, Any]:
         {
             "id": i,
             "question": records[i]["question_text"],
-            "kind": records[i].get("type", "all"),
+            "kind": records[i].get("type") or "hotpotqa",
             "needs": sorted(gold[i]),
         }
         for i in ids
@@ -198,7 +198,7 @@ def score(ds: dict[str, Any], results: list[list[Passage]]) -> dict[str, Any]:
                 halves[0] += sum(got)
                 halves[1] += len(got)
         per_q[item["id"]] = row
-        for g in ("all", item["kind"]):
+        for g in {"all", item["kind"]}:
             groups.setdefault(g, []).append(row["all@5"])
     out: dict[str, Any] = {
         f"all@{k}": sum(r[f"all@{k}"] for r in per_q.values()) / len(per_q) for k in KS
