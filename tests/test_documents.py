@@ -335,7 +335,7 @@ def test_index_help_shows_the_formats_as_written() -> None:
 
 
 def test_dense_index_of_a_folder_keeps_sources(tmp_path: Path) -> None:
-    """``--kind dense`` over a folder: MiniLM vectors of the same passages, same sources."""
+    """``--kind dense`` over a folder: embeddings of the same passages, same sources."""
     root = tmp_path / "docs"
     root.mkdir()
     write_guide_pdf(root / "guide.pdf")

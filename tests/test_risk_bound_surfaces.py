@@ -80,7 +80,7 @@ def calibrators(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         got = runner.invoke(app, [*args, "--confidence-check", "likelihood"])
         assert got.exit_code == 0, got.output
         template = _strict(got.stdout)
-        assert template["meta"]["corpus"] == "bm25:demo"
+        assert template["meta"]["corpus"] == "bm25:demo+parts+bridge"  # the default retriever
         for with_check in (False, True):
             run = _run(cache / f"run-{with_check}", template, with_check)
             fitted = runner.invoke(app, ["calibrate", str(run), "--method", "retrieve-read"])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
-import sys
+from pathlib import Path
 
 import pytest
 
@@ -280,14 +280,17 @@ def test_a_failed_background_load_raises_where_the_model_is_needed(tmp_path) -> 
 
 
 def test_auto_dedup_without_its_embedder_says_so_in_every_trace(
-    index, hotpot, monkeypatch: pytest.MonkeyPatch
+    index, hotpot, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Issue 29 R1: without sentence-transformers, "auto" de-duplication falls back to exact
+    """Issue 29 R1: without the packaged embedder, "auto" de-duplication falls back to exact
     matching — no longer silently: each trace of SearChain and REBEL carries the warning;
     asking for exact matching is no fallback and says nothing."""
     from searchain.methods.catalog import EXACT_FALLBACK, build_method
+    from searchain.readers import embedders
+    from searchain.readers.embedder_package import EmbedderNotInstalled
 
-    monkeypatch.setitem(sys.modules, "searchain.readers.similarity", None)  # not installed
+    monkeypatch.setenv("SEARCHAIN_MODEL_DIR", str(tmp_path))  # an empty model cache
+    monkeypatch.setattr(embedders, "_SHARED", {})  # nothing opened before in this process
     method = build_method("searchain", replayed(), index, **RECORDED_AS)
     assert method.embedder is None  # type: ignore[attr-defined]
     trace = method.run(hotpot[1]["question_text"])
@@ -295,5 +298,5 @@ def test_auto_dedup_without_its_embedder_says_so_in_every_trace(
     assert build_method("rebel", replayed(), index).dedup_note == EXACT_FALLBACK  # type: ignore[attr-defined]
     exact = build_method("searchain", replayed(), index, dedup="exact", **RECORDED_AS)
     assert EXACT_FALLBACK not in exact.run(hotpot[1]["question_text"]).errors
-    with pytest.raises(ImportError):
+    with pytest.raises(EmbedderNotInstalled, match=r"install\.sh dense"):
         build_method("searchain", replayed(), index, dedup="embedding")

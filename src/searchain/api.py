@@ -25,6 +25,7 @@ from searchain.methods.settings import Setting
 from searchain.retrieval import BM25Index
 from searchain.retrieval.base import Retriever
 from searchain.retrieval.documents import IndexReport, index_documents
+from searchain.retrieval.factory import DEFAULT_RETRIEVER, with_plan
 from searchain.retrieval.postgres.target import is_postgres_url
 from searchain.types import Trace
 
@@ -80,6 +81,7 @@ def make_asker(
     *,
     index: Retriever | str | Path | None = None,
     method: str = "searchain",
+    retriever: str = DEFAULT_RETRIEVER,
     llm: str = "local",
     model: str | None = None,
     base_url: str | None = None,
@@ -95,6 +97,9 @@ def make_asker(
     """A function that answers questions, with the model and index opened once.
 
     ``index``: an index object, the path of one, or ``None`` for the bundled demo corpus.
+    ``retriever``: how it is searched (``bm25``, ``hybrid``, ... with ``+parts`` /
+    ``+bridge``; the default searches a question's parts and a hop from its top passage; for an
+    index object only the ``+`` options apply).
     ``model``: one string — ``qwen2.5-coder-1.5b``, ``local:PATH.gguf``,
     ``openai:gpt-4o-mini@http://127.0.0.1:8000/v1`` — or, as ``searchain ask`` takes them,
     ``llm``/``model``/``base_url``/``api`` (the default: ``$SEARCHAIN_MODEL``, else
@@ -116,6 +121,7 @@ def make_asker(
     objects = {n: v for n, v in method_options.items() if n not in plain}
     spec = Spec(
         method=method,
+        retriever=retriever,
         model=model_string(llm, model, base_url),
         api=api,
         options=plain,
@@ -125,8 +131,9 @@ def make_asker(
         risk_delta=risk_delta,
         confidence_checks=tuple(confidence_checks),
     )
-    retriever = open_index(index) if isinstance(index, str | Path) else index
-    return assemble(spec, retriever=retriever, **objects)
+    opened = open_index(index) if isinstance(index, str | Path) else index
+    searched = None if opened is None else with_plan(opened, retriever)
+    return assemble(spec, retriever=searched, **objects)
 
 
 _PLAIN = (bool, int, float, str)

@@ -40,6 +40,7 @@ from searchain.cli.model_options import (
     shared,
 )
 from searchain.methods.catalog import given_to
+from searchain.retrieval.factory import DEFAULT_RETRIEVER
 from searchain.types import Passage, Trace
 
 # A HotpotQA dev question (the demo corpus holds its paragraphs) that the default model
@@ -62,7 +63,7 @@ VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Log retries."
 def ask(
     question: QuestionArg = None,
     index: IndexOpt = None,
-    retriever: RetrieverOpt = "bm25",
+    retriever: RetrieverOpt = DEFAULT_RETRIEVER,
     dense_index: DenseIndexOpt = None,
     method: MethodNameOpt = "searchain",
     llm: LlmOpt = "local",

@@ -34,6 +34,9 @@ RetrieverOpt = Annotated[
         "--retriever",
         "-r",
         help="[bold]bm25[/], [bold]dense[/] (embeddings), [bold]hybrid[/] (rank fusion of both), "
+        "each with [bold]+parts[/] (a question that asks two things searched part by part) "
+        "and/or [bold]+bridge[/] (a second search with what the top passage adds; the default "
+        "is bm25+parts+bridge, `eval`'s plain bm25), "
         "[bold]remote:URL[/] (a `searchain serve-index` or ColBERTv2 server) or "
         "[bold]llm-url[:OPTS][/] (the LLM names Wikipedia URLs; pages are fetched and ranked). "
         "OPTS: a mirror URL (`searchain mirror serve`) or key=value,... with base, m (1-10 URLs), "

@@ -40,6 +40,7 @@ from searchain.cli.index_options import (
 )
 from searchain.cli.index_postgres import index_postgres
 from searchain.retrieval.documents.build import ReadOptions
+from searchain.retrieval.factory import DEFAULT_RETRIEVER
 from searchain.retrieval.postgres.target import is_postgres_url
 from searchain.types import Passage
 
@@ -189,7 +190,7 @@ def _index_corpus(
 def search(
     query: Annotated[str, typer.Argument(help="What to search for.")],
     index: IndexOpt = None,
-    retriever: RetrieverOpt = "bm25",
+    retriever: RetrieverOpt = DEFAULT_RETRIEVER,
     dense_index: DenseIndexOpt = None,
     k: Annotated[int, typer.Option("-k", help="Number of passages.")] = 5,
     json_out: JsonOpt = False,

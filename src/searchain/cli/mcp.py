@@ -34,11 +34,12 @@ from searchain.cli.serve_options import (
     ServeRetrieverOpt,
     TimeoutOpt,
 )
+from searchain.retrieval.factory import DEFAULT_RETRIEVER
 
 
 def mcp(
     index: ServeIndexOpt = None,
-    retriever: ServeRetrieverOpt = "bm25",
+    retriever: ServeRetrieverOpt = DEFAULT_RETRIEVER,
     dense_index: ServeDenseIndexOpt = None,
     llm: BackendOpt = "local",
     model: ModelOpt = None,

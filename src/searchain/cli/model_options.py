@@ -12,6 +12,7 @@ import typer
 
 from searchain.llm.models import ANSWER_MODEL_HELP, API_HELP, MODEL_PATH_HELP
 from searchain.methods.assembly import Spec, model_string
+from searchain.retrieval.factory import DEFAULT_RETRIEVER
 
 LlmOpt = Annotated[
     str,
@@ -133,7 +134,7 @@ def cli_spec(
     base_url: str | None = None,
     api: str = "auto",
     model_path: Path | None = None,
-    retriever: str = "bm25",
+    retriever: str = DEFAULT_RETRIEVER,
     index: str | Path | None = None,
     dense_index: str | Path | None = None,
     options: dict[str, Any] | None = None,

@@ -53,6 +53,7 @@ from searchain.cli.serve_options import (
     TimeoutOpt,
 )
 from searchain.methods.assembly import Spec
+from searchain.retrieval.factory import DEFAULT_RETRIEVER
 
 
 def serve(
@@ -60,7 +61,7 @@ def serve(
     port: PortOpt = 8000,
     runs_dir: RunsDirOpt = Path("runs"),
     index: ServeIndexOpt = None,
-    retriever: ServeRetrieverOpt = "bm25",
+    retriever: ServeRetrieverOpt = DEFAULT_RETRIEVER,
     dense_index: ServeDenseIndexOpt = None,
     llm: BackendOpt = "local",
     model: ModelOpt = None,
@@ -197,6 +198,7 @@ def allowed_hosts(host: str, extra: list[str] | None) -> tuple[str, ...] | None:
 
 def serve_index(
     index: IndexOpt = None,
+    # The index as it ranks one query (a client that plans, as `ask` does, sends each query).
     retriever: RetrieverOpt = "bm25",
     dense_index: DenseIndexOpt = None,
     host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = "127.0.0.1",

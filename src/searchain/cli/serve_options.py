@@ -23,7 +23,9 @@ ServeRetrieverOpt = Annotated[
     typer.Option(
         "--retriever",
         "-r",
-        help="bm25, dense, hybrid, remote:URL or llm-url[:OPTS] (the LLM names Wikipedia "
+        help="bm25, dense, hybrid (each with +parts and/or +bridge: a query per part of the "
+        "question, a hop from what its top passage adds), remote:URL or llm-url[:OPTS] (the "
+        "LLM names Wikipedia "
         "URLs; e.g. llm-url:http://127.0.0.1:8765 for `searchain mirror serve`; OPTS as "
         "in `searchain ask --help`).",
     ),

@@ -27,6 +27,7 @@ from searchain.llm.models import answer_model
 from searchain.methods.base import Method, traced
 from searchain.methods.catalog import build_as, check_options, resolve
 from searchain.retrieval.base import Retriever
+from searchain.retrieval.factory import DEFAULT_RETRIEVER
 from searchain.scoring.confidence_checks import check_names
 from searchain.scoring.risk_bound import RiskBound, check_risk_bound
 from searchain.types import Trace
@@ -96,7 +97,7 @@ class Spec:
     method: str = "searchain"
     model: str | None = None
     api: str = "auto"
-    retriever: str = "bm25"
+    retriever: str = DEFAULT_RETRIEVER
     index: str | None = None
     dense_index: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)

@@ -22,6 +22,12 @@ from searchain.retrieval.base import Retriever
 
 SPECS = ("bm25", "dense", "hybrid", "remote:URL", "llm-url[:OPTIONS]")
 PLAN_OPTIONS = ("parts", "bridge")
+# What a person's question is searched with unless they say otherwise (ask, serve, mcp, search,
+# the Python API): BM25 with a query per part and a bridge hop (docs/retrieval.md § Questions
+# that need two passages: what the tune sets measured, and why the stronger hybrid with the
+# packaged embedder is not the default yet). `searchain eval` and `serve-index` keep plain
+# "bm25": the committed research runs were made with it, and a served index ranks one query.
+DEFAULT_RETRIEVER = "bm25+parts+bridge"
 
 
 def split_plan(spec: str) -> tuple[str, set[str]]:
@@ -74,8 +80,19 @@ def _postgres_url(index: str | Path | None, dense_index: str | Path | None) -> s
     return urls.pop() if urls else None
 
 
+def with_plan(retriever: Retriever, spec: str) -> Retriever:
+    """``retriever`` searched as ``spec``'s ``+parts`` / ``+bridge`` say (an index object a
+    caller opened itself; ``spec``'s base names what it is, and is not reopened)."""
+    _, plan = split_plan(spec)
+    if not plan:
+        return retriever
+    from searchain.retrieval.query_plan import QueryPlanRetriever
+
+    return QueryPlanRetriever(retriever, parts="parts" in plan, bridge="bridge" in plan)
+
+
 def open_retriever(
-    spec: str = "bm25",
+    spec: str = DEFAULT_RETRIEVER,
     *,
     index: str | Path | None = None,
     dense_index: str | Path | None = None,
@@ -91,13 +108,8 @@ def open_retriever(
         from searchain.retrieval.remote import RemoteRetriever
 
         return RemoteRetriever(spec[len("remote:") :])
-    spec, plan = split_plan(spec)
-    base = _open_local(spec, index, dense_index, show_progress)
-    if not plan:
-        return base
-    from searchain.retrieval.query_plan import QueryPlanRetriever
-
-    return QueryPlanRetriever(base, parts="parts" in plan, bridge="bridge" in plan)
+    base = _open_local(split_plan(spec)[0], index, dense_index, show_progress)
+    return with_plan(base, spec)
 
 
 def _open_local(
