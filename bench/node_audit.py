@@ -95,7 +95,8 @@ def score() -> None:
         for old_node, new_node in zip(r["trace"]["nodes"], new["nodes"], strict=True):
             recorded[f"{r['id']}/{old_node['id']}"] = old_node
             relabelled[f"{r['id']}/{new_node['id']}"] = new_node
-    print(f"{sum(labels.values())} of the {len(labels)} labelled nodes are supported by their passage")
+    supported = sum(labels.values())
+    print(f"{supported} of the {len(labels)} labelled nodes are supported by their passage")
     for rule, nodes in ((2, recorded), (LABEL_RULE, relabelled)):
         confirmed = [k for k in labels if nodes[k]["meta"].get("status") in CONFIRMED]
         right = sum(labels[k] for k in confirmed)
