@@ -183,7 +183,7 @@ def test_serve_index_and_search_through_it(tmp_path: Path) -> None:
                 assert time.monotonic() < deadline and server.poll() is None
                 time.sleep(0.2)
         args = ["search", "Corliss Archer Kiss and Tell", "-k", "3", "--json"]
-        local = runner.invoke(app, args)
+        local = runner.invoke(app, [*args, "--retriever", "bm25"])  # what serve-index serves
         remote = runner.invoke(app, [*args, "--retriever", f"remote:http://127.0.0.1:{port}"])
         assert remote.exit_code == 0, remote.output
         assert json.loads(remote.stdout) == json.loads(local.stdout)
