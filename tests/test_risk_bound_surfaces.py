@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from searchain.cli import app
 from searchain.llm import make_llm
 from searchain.net.serving import running
-from searchain.retrieval.demo import default_index
+from searchain.retrieval.factory import open_retriever
 from searchain.scoring import confidence as conf_mod
 from searchain.scoring.certification import certificate_of
 from searchain.server import Engine, Settings, create_app
@@ -153,7 +153,9 @@ def url(calibrators: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -
         conf_mod.forget_calibrators()
         r = _risk(calibrators[BASE])
         # the operator's δ (serve --risk-delta) holds for every request's risk bound
-        engine = Engine(llm, default_index(), max_concurrent=1, max_risk=r, risk_delta=SERVER_DELTA)
+        # the default retriever, as `searchain serve` opens it (the calibrators' configuration)
+        searched = open_retriever()
+        engine = Engine(llm, searched, max_concurrent=1, max_risk=r, risk_delta=SERVER_DELTA)
         app_ = create_app(engine, Settings(runs_dir=tmp_path_factory.mktemp("runs")))
         with running(app_, lifespan="on") as u:
             yield u
