@@ -58,7 +58,12 @@ def server(data_dir: Path):
 
 @pytest.fixture(scope="module")
 def embedder():
-    return make_embedder("embedding")
+    # MiniLM (the hf extra), the embedder these recordings were made with: which subquestions
+    # are copies decides the prompts that follow. The packaged GGUF's dedup is tested in
+    # test_gguf_embedder.py and through SearChain.
+    from searchain.readers.similarity import Embedder
+
+    return Embedder(engine="numpy")
 
 
 def facts_tool(server: FactServer, path: str = "/search", **schema) -> HttpTool:
