@@ -71,10 +71,13 @@ def test_a_numpy_embedder_imports_no_torch() -> None:
     assert out.stdout.split() == ["numpy", "384", "False"]
 
 
-def test_searchain_query_memory_uses_the_numpy_engine() -> None:
+def test_searchain_query_memory_uses_the_packaged_gguf_not_torch() -> None:
+    # The query memory moved off MiniLM to the packaged GGUF embedder (llama.cpp, no torch);
+    # this NumPy pass remains for indexes and runs of MiniLM (the hf extra).
     from searchain.methods.catalog import make_embedder
+    from searchain.readers.gguf_embedder import GGUFEmbedder
 
-    assert make_embedder("embedding").engine == "numpy"
+    assert isinstance(make_embedder("embedding"), GGUFEmbedder)
 
 
 def test_a_model_it_does_not_implement_falls_back_to_sentence_transformers(
