@@ -323,9 +323,7 @@ class SearChain:
         found = label(
             node.query, node.answer or "", out, self.theta, cfg.verification, passage=top.render()
         )
-        node.meta["status"] = found.status
-        if found.check is not None:
-            node.meta["check"] = found.check
+        node.meta.update(found.meta())
         state.path.append(node)
         return None
 
@@ -369,9 +367,7 @@ class SearChain:
             found = ir_label(
                 fb.kind, node.query, fb.reader, self.theta, passage=fb.passage.render()
             )
-            node.meta["status"] = found.status
-            if found.check is not None:
-                node.meta["check"] = found.check
+            node.meta.update(found.meta())
         state.path.append(node)
         emit("node", id=node.id, status=node.meta["status"], source=node.source)
         state.feedback_log.append(

@@ -95,6 +95,10 @@ class NodeLabel:
     status: str  # "verified" | "corrected" | "completed" | "unconfirmed"
     check: str | None = None  # what the check found, for an unconfirmed node
 
+    def meta(self) -> dict[str, str]:
+        """What a node's ``meta`` records of its label: the status, and the check if any."""
+        return {"status": self.status, **({"check": self.check} if self.check else {})}
+
 
 def repeats_query(answer: str, query: str) -> bool:
     """Whether ``answer`` is words the query itself says (normalised, whole words), where the
