@@ -8,6 +8,8 @@ or shown in a viewer without custom encoders.
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -285,3 +287,20 @@ class Stopwatch:
 
     def __exit__(self, *exc: object) -> None:
         self.seconds = time.perf_counter() - self._t0
+
+
+def finite(obj: Any) -> Any:
+    """JSON has no NaN or infinity: such floats (e.g. a log-probability) become null."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [finite(v) for v in obj]
+    return obj
+
+
+def strict_dumps(obj: Any, **options: Any) -> str:
+    """``json.dumps`` of what every reader can parse: non-finite floats written as null (a
+    parser that follows the JSON standard refuses ``NaN``), never a NaN literal."""
+    return json.dumps(finite(obj), allow_nan=False, **options)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from typing import Annotated, Any
 
@@ -41,7 +40,7 @@ from searchain.cli.model_options import (
 )
 from searchain.methods.catalog import given_to
 from searchain.retrieval.factory import DEFAULT_RETRIEVER
-from searchain.types import Passage, Trace
+from searchain.types import Passage, Trace, strict_dumps
 
 # A HotpotQA dev question (the demo corpus holds its paragraphs) that the default model
 # answers right (results/default-model: it is right on 4 of the 10 demo questions).
@@ -121,7 +120,7 @@ def ask(
 def show_answer(trace: Trace, *, json_out: bool, show_tree: bool) -> None:
     """The trace as JSON, or the answer, its references and (asked for) its tree."""
     if json_out:
-        print(json.dumps(trace.to_dict(), ensure_ascii=False, indent=2))
+        print(strict_dumps(trace.to_dict(), ensure_ascii=False, indent=2))
         return
     if show_tree:
         from searchain.methods.catalog import tree_drawer

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from searchain.redaction import install_log_redaction, redact_obj
+from searchain.types import strict_dumps
 
 try:
     import fcntl
@@ -259,7 +260,7 @@ class ResultWriter:
         self._lock = threading.Lock()
 
     def write(self, record: dict[str, Any]) -> None:
-        line = json.dumps(redact_obj(record), ensure_ascii=False) + "\n"
+        line = strict_dumps(redact_obj(record), ensure_ascii=False) + "\n"
         with self._lock:
             self._follow_replacement()
             self._f.write(line)

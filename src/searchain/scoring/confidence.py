@@ -271,7 +271,10 @@ def forget_calibrators() -> None:
 
 
 def apply_calibrator(calibrator: dict[str, Any], found: dict[str, float]) -> float:
-    """A logistic calibrator's probability for these signals (missing ones at their mean)."""
+    """A logistic calibrator's probability for these signals (missing ones at their mean; a
+    signal that is NaN or infinite counts as missing: clipped, a NaN log-odds would read as
+    certainty)."""
+    found = {name: v for name, v in found.items() if math.isfinite(v)}
     z = float(calibrator["bias"]) + sum(contributions(calibrator, found).values())
     return 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
 
