@@ -355,8 +355,12 @@ def test_concurrent_build_of_the_same_index_is_refused(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def animals_flat(tmp_path_factory: pytest.TempPathFactory) -> DenseIndex:
+    # module-scoped: built before the autouse fixture (function scope) could pick MiniLM
     return DenseIndex.build(
-        _animals(200), tmp_path_factory.mktemp("flat") / "i", show_progress=False
+        _animals(200),
+        tmp_path_factory.mktemp("flat") / "i",
+        show_progress=False,
+        model_path=default_embedder_path(),
     )
 
 
