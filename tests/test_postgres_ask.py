@@ -58,7 +58,8 @@ def test_answer_over_postgres_cites_file_and_page(pg_url: str, tmp_path: Path) -
     trace = asker(QUESTION)
     assert _cites_the_manual_page(trace) and PASSWORD not in json.dumps(trace.to_dict())
     # The corpus a calibrator would be matched on: the collection's name, no credentials.
-    assert trace.meta["corpus"] == f"postgres-bm25:{parse_target(url).collection}"
+    # (searched as the default retriever searches: part by part and with a bridge hop)
+    assert trace.meta["corpus"] == f"postgres-bm25:{parse_target(url).collection}+parts+bridge"
     assert isinstance(index, PostgresIndex)
 
 
