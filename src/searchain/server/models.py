@@ -219,9 +219,6 @@ class PassageOut(BaseModel):
     title: str = ""
     score: float | None = None
     source: SourceOut | None = None
-    # The queries that ranked it, when the question was searched part by part or with a
-    # bridge hop (retrieval.query_plan); absent otherwise.
-    found_by: list[str] | None = None
 
 
 class ContextOut(BaseModel):
