@@ -83,7 +83,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from real_docs_recall import CACHE, needs, norm, source_type  # noqa: E402
 from real_docs_recall import setup as fetch_documents  # noqa: E402
-from real_docs_sets import ARMS, PEER, SETS, QuestionSet  # noqa: E402
+from real_docs_sets import ARMS, PEER, SETS, QuestionSet, retriever_of  # noqa: E402
 from real_docs_table import alias_markdown, markdown  # noqa: E402
 
 from searchain.answers import short_answer  # noqa: E402
@@ -197,6 +197,19 @@ def passage_view(p: Any) -> dict[str, Any]:
     return view(str(src.get("path") or p.id.rsplit("#", 1)[0]), src.get("page"), p.text)
 
 
+def first_read_record(q: dict[str, Any], trace: Any) -> dict[str, Any]:
+    """SearChain reading first (issue 62): the route taken, every trigger's signal, and the
+    first read's answer scored like the final one (so a route rule is judged offline)."""
+    route = trace.meta.get("route")
+    if not isinstance(route, dict):
+        return {}
+    first = route.get("first_read") or {}
+    text, short = first.get("final_content") or "", first.get("answer") or ""
+    scored = {"answer": text, "short_answer": short, **alias_scores(q, text, short)}
+    kept = {k: route.get(k) for k in ("rule", "taken", "why", "signals")}
+    return {"route": {**kept, "first_read": scored}}
+
+
 def trace_record(q: dict[str, Any], trace: Any) -> dict[str, Any]:
     from searchain.scoring.item import trace_text
 
@@ -227,6 +240,7 @@ def trace_record(q: dict[str, Any], trace: Any) -> dict[str, Any]:
             else None
         ),
         "nodes": len(nodes),
+        **first_read_record(q, trace),
         "hops": trace.meta.get("hops"),  # answered nodes on the path; <= 1: one hop
         # SearChain's reasoning nodes (retrieve-read's one node is its final answer)
         "node_had_answer": trace.method.startswith("searchain")
@@ -255,7 +269,13 @@ def run_searchain(
 
     method, options = ARMS[arm]
     spec = Spec(
-        method=method, model=model, index=str(index), options=options, threads=threads, cache=cache
+        method=method,
+        model=model,
+        retriever=retriever_of(arm),
+        index=str(index),
+        options=options,
+        threads=threads,
+        cache=cache,
     )
     runner = assemble(spec)
     settings = {"spec": spec.to_dict(), "method": dataclasses.asdict(runner.method.config)}

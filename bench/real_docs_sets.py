@@ -80,5 +80,30 @@ ARMS: dict[str, tuple[str, dict[str, Any]]] = {
         "searchain",
         {"final_step": "evidence", "evidence_sources": "question"},
     ),
+    # Issue 62's tune arm: read first, then always chain (the first read, every route signal
+    # and the chained answer of each question are recorded, so a route rule is chosen offline:
+    # bench/searchain_route.py).
+    "searchain-route-always": (
+        "searchain",
+        {
+            "final_step": "evidence",
+            "evidence_sources": "path+question",
+            "route": "read-first",
+            "chain_when": "always",
+        },
+    ),
     PEER: ("", {}),
 }
+# The retriever each arm searches with (the library's default since issue 60 is
+# bm25+parts+bridge; the arms recorded before it searched BM25 alone, and keep it so a rerun
+# means what their records mean). "-plan" arms are the earlier arms on the default retriever.
+PLAN = "bm25+parts+bridge"
+RETRIEVERS: dict[str, str] = {"searchain-route-always": PLAN, "retrieve-read-plan": PLAN}
+ARMS["retrieve-read-plan"] = ARMS["retrieve-read"]
+ARMS["searchain-evidence-question-plan"] = ARMS["searchain-evidence-question"]
+RETRIEVERS["searchain-evidence-question-plan"] = PLAN
+
+
+def retriever_of(arm: str) -> str:
+    """The retriever ``arm`` searches with."""
+    return RETRIEVERS.get(arm, "bm25")

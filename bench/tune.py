@@ -65,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
            "--methods", args.methods, "--limit", str(args.limit), "--seed", "0",
            "--model", args.model, "--api", args.api, "--concurrency", "1", "--out", str(out),
            *_index_for(recipe, args.root), *prepared, *recipe.eval_args, *options]  # fmt: skip
+    if args.retriever:
+        cmd += ["--retriever", args.retriever]
     print("$", " ".join(cmd), flush=True)
     env = {**os.environ, "SEARCHAIN_THREADS": os.environ.get("SEARCHAIN_THREADS", "1")}
     return subprocess.run(cmd, check=False, env=env).returncode
@@ -196,6 +198,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, default=20, help="tune items (seed-0 subsample)")
     p.add_argument("-O", "--option", action="append", default=[],
                    help="run: METHOD.KEY=VALUE, as searchain eval -O")  # fmt: skip
+    p.add_argument(
+        "--retriever",
+        default=None,
+        help="run: the retriever (eval's default, bm25, when not given)",
+    )
     p.add_argument("--root", type=Path, default=RESULTS)
     p.add_argument("--out", type=Path, default=None, help="compare: also write it here")
     p.add_argument("--write", action="store_true", help="page: write <root>/<model>/tune/README.md")

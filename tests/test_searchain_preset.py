@@ -35,6 +35,7 @@ PAPER = {
     "yesno_check": "span",
     "tracing_context": "dialogue",
     "label_in_tracing": True,
+    "route": "chain",  # a Chain-of-Query for every question
 }
 
 

@@ -39,6 +39,7 @@ from searchain.cli.model_options import (
     shared,
 )
 from searchain.methods.catalog import given_to
+from searchain.methods.searchain.route import route_words
 from searchain.retrieval.factory import DEFAULT_RETRIEVER
 from searchain.types import Passage, Trace, strict_dumps
 
@@ -197,6 +198,8 @@ def show_trace(trace: Trace) -> None:
     )
     if trace.answer:
         console.print(f"[bold]Answer:[/] {escape(trace.answer)}")
+    if route := route_words(trace):
+        console.print(f"[dim]{escape(route)}[/]")
     show_confidence(trace)
     cited = {c.mark for c in trace.citations if c.passage_id}
     post = {c.mark for c in trace.citations if c.origin == "post-hoc"}

@@ -34,6 +34,7 @@ SEARCHAIN_PAPER: dict[str, Any] = {
     "yesno_check": "span",  # a Yes/No node is checked by the reader's span, as any node
     "tracing_context": "dialogue",  # a chat model traces after the rounds' dialogue
     "label_in_tracing": True,  # the question as the paper asks it (FEVER: the labels)
+    "route": "chain",  # a Chain-of-Query for every question (no first read)
 }
 
 

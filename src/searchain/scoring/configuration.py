@@ -65,11 +65,15 @@ def question_position(trace: Trace) -> str | None:
 
 def final_step(trace: Trace) -> str | None:
     """How SearChain wrote its answer: ``tracing`` (also every trace made before the setting
-    was recorded: the only final step then) or ``evidence:<its sources>``; None elsewhere."""
+    was recorded: the only final step then) or ``evidence:<its sources>``, after
+    ``read-first:<triggers> → `` when it read first (route.py; absent: it always chained, the
+    only route before the setting); None elsewhere."""
     if not _searchain(trace):
         return None
     step = str(trace.meta.get("final_step", "tracing"))
-    return f"{step}:{trace.meta['evidence_sources']}" if step == "evidence" else step
+    written = f"{step}:{trace.meta['evidence_sources']}" if step == "evidence" else step
+    route = trace.meta.get("route")
+    return f"{route['rule']} → {written}" if isinstance(route, dict) else written
 
 
 def label_rule(trace: Trace) -> int | None:

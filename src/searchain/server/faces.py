@@ -36,6 +36,12 @@ def describe(event: dict[str, Any]) -> str | None:
         return f"Search iteration {event.get('i')}{value}"
     if kind == "note":
         return f"Note: {event.get('text')}"
+    if kind == "route":
+        return (
+            "One read answered: no chain needed"
+            if event.get("taken") == "read"
+            else ("Planning a chain: " + "; ".join(event.get("why") or []))
+        )
     return None
 
 
@@ -93,11 +99,14 @@ def confidence(trace: Trace) -> dict[str, Any] | None:
     }
 
 
-def footer(srcs: list[Source], conf: dict[str, Any] | None) -> str:
-    """The "Sources" list (and the confidence) a chat window shows under the answer."""
+def footer(srcs: list[Source], conf: dict[str, Any] | None, route: str | None = None) -> str:
+    """The "Sources" list (the route SearChain took, and the confidence) a chat window shows
+    under the answer."""
     lines = ["**Sources**", *(f"- [{s.mark}] {s.locator}" for s in srcs)] if srcs else []
     if not srcs:
         lines.append("_No passage is cited._")
+    if route:
+        lines.append(f"\n{route}")
     if conf is not None:
         kind = "probability that it is right" if conf["calibrated"] else "uncalibrated score"
         lines.append(f"\nConfidence: {conf['value']:.2f} ({kind})")

@@ -27,6 +27,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
+from searchain.methods.searchain.route import route_words
 from searchain.scoring.confidence import abstention_text
 from searchain.server.engine import Engine
 from searchain.server.errors import one_line
@@ -63,6 +64,11 @@ class AnswerResult(BaseModel):
     )
     short_answer: str = Field("", description="The short answer (the guess, if withheld).")
     method: str
+    route: str | None = Field(
+        None,
+        description="SearChain reading first: whether one read of the question's own passages "
+        "answered, or why it planned a chain of queries (null: no route, it always chains).",
+    )
     sources: list[SourceHit]
     confidence: dict[str, Any] | None = Field(
         None,
@@ -203,6 +209,7 @@ async def answer(
         answer=f"{notice}\n\n{answer_text(trace)}" if notice else answer_text(trace),
         short_answer=trace.answer,
         method=trace.method,
+        route=route_words(trace),
         sources=srcs,
         confidence=confidence(trace),
     )

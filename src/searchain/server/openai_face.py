@@ -30,6 +30,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
+from searchain.methods.searchain.route import route_words
 from searchain.scoring.confidence import abstention_text
 from searchain.server import openai_models as om
 from searchain.server.engine import Engine
@@ -214,7 +215,7 @@ class Reply:
         text = answer_text(trace)
         notice = abstention_text(trace)  # a withheld answer says so before the guess
         lead = f"{notice}\n\n" if notice else ""
-        content = f"{lead}{text}\n\n{footer(srcs, confidence(trace))}"
+        content = f"{lead}{text}\n\n{footer(srcs, confidence(trace), route_words(trace))}"
         by_mark = {s.mark: s for s in srcs}
         annotations = [
             {

@@ -84,6 +84,11 @@ FINAL_STEPS = ("tracing", "evidence")
 # confirm, ranked after the confirmed ones, so the passage can overrule the unchecked guess
 # (on the tune items a guess "6 members" stood against no passage about that band).
 EVIDENCE_SOURCES = ("chain+question", "question", "path+question")
+# Whether a Chain-of-Query is planned for every question (route.py):
+# * "chain" (the paper): always;
+# * "read-first" (issue 62): the evidence step first answers from the question's own top-k,
+#   and the chain is planned only when a trigger of ``chain_when`` fires.
+ROUTES = ("chain", "read-first")
 
 
 @dataclass
@@ -241,6 +246,21 @@ class SearChainConfig:
         before="chain+question",
     )
 
+    route: str = setting(
+        "chain",
+        "chain (the paper: plan a Chain-of-Query for every question) or read-first "
+        "(answer from the question's own passages first; chain only when chain_when fires).",
+        choices=ROUTES,
+        before="chain",
+    )
+    chain_when: str = setting(
+        "two-parts,no-answer,unstated",
+        "route=read-first: the triggers that make SearChain chain after its first read, "
+        "comma-separated: two-parts, no-answer, unstated, uncited, reader-disagrees, always.",
+        remote=False,  # free text: set where the service is started, not per request
+        before="two-parts,no-answer,unstated",
+    )
+
     # Opt-in: the final call is sent with logprobs=True, which changes its cache key and, on
     # an endpoint without log-probabilities, records why MaxProb is absent (scoring/maxprob).
     maxprob: bool = setting(
@@ -258,10 +278,18 @@ class SearChainConfig:
         inert = set() if self.task in LABEL_INSTRUCTIONS else {"label_in_tracing"}
         if self.final_step == "tracing":  # the evidence step's knobs
             inert |= {"evidence_k", "evidence_max_tokens", "evidence_sources"}
+        if self.route == "chain":
+            inert.add("chain_when")
         return inert
 
     def validate(self) -> None:
         check_settings(self)  # each setting's own type, choices and range
+        if self.route == "read-first":
+            from searchain.methods.searchain.route import parse_triggers
+
+            parse_triggers(self.chain_when)  # an unknown trigger is refused by name
+            if self.final_step != "evidence" or not self.use_ir:
+                raise ValueError("route=read-first needs IR and final_step=evidence")
         if self.echo_retry == self.tracing_context:  # greedy: the same call, the same copy
             raise ValueError(f"echo_retry={self.echo_retry!r} repeats the tracing call itself")
 

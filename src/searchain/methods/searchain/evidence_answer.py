@@ -70,14 +70,18 @@ def unconfirmed_nodes(path: list[Node]) -> list[Node]:
 
 
 def ranked_evidence(
-    path: list[Node], question_hits: list[Passage], unconfirmed: bool = False
+    path: list[Node],
+    question_hits: list[Passage],
+    unconfirmed: bool = False,
+    first_read: list[Passage] | None = None,
 ) -> list[Evidence]:
-    """The evidence, strongest first: the question's top-1 (what a one-call reader leans on),
-    then each confirmed node's passage from the last hop back (the last hop answers the
-    question, earlier ones are bridges), then (``unconfirmed``) the top passage of each node
-    IR searched but did not confirm, then the question's other hits in rank order. A
-    passage found twice is one entry with both roles."""
-    ordered: list[tuple[Passage, str]] = []
+    """The evidence, strongest first: the passages a first read cited (``route="read-first"``
+    when it chained: what it found is not lost to the cap), the question's top-1 (what a
+    one-call reader leans on), then each confirmed node's passage from the last hop back (the
+    last hop answers the question, earlier ones are bridges), then (``unconfirmed``) the top
+    passage of each node IR searched but did not confirm, then the question's other hits in
+    rank order. A passage found twice is one entry with both roles."""
+    ordered: list[tuple[Passage, str]] = [(p, "cited by the first read") for p in first_read or []]
     if question_hits:
         ordered.append((question_hits[0], "question rank 1"))
     for n in reversed(confirmed_nodes(path)):
@@ -145,6 +149,11 @@ def dropped_answers(content: str, path: list[Node]) -> list[str]:
     return out
 
 
+def question_hits(question: str, retriever: Retriever, cfg: SearChainConfig) -> list[Passage]:
+    """The passages the user's own question retrieves for the evidence step."""
+    return retriever.search(question, k=cfg.evidence_k) if cfg.evidence_k else []
+
+
 def evidence_answer(
     trace: Trace,
     question: str,
@@ -152,14 +161,19 @@ def evidence_answer(
     llm: LLM,
     retriever: Retriever,
     cfg: SearChainConfig,
+    hits: list[Passage] | None = None,
+    first_read: list[Passage] | None = None,
 ) -> None:
-    """Final content, answer, references and citations from the evidence (module doc)."""
-    hits = retriever.search(question, k=cfg.evidence_k) if cfg.evidence_k else []
+    """Final content, answer, references and citations from the evidence (module doc).
+    ``hits``: the question's top-k when already retrieved; ``first_read``: the passages a
+    first read cited (methods/searchain/route.py), which lead the evidence."""
+    if hits is None:
+        hits = question_hits(question, retriever, cfg)
     ablation = cfg.evidence_sources == "question"  # no node passage, no plan
     plan = "(none)\n" if ablation else render_plan(path)
     if ablation:
         path = []
-    ranked = ranked_evidence(path, hits, cfg.evidence_sources == "path+question")
+    ranked = ranked_evidence(path, hits, cfg.evidence_sources == "path+question", first_read)
     kept, counted = capped(ranked, llm, cfg.evidence_max_tokens)
     evidence = edges_first(kept)
     references = [e.passage for e in evidence]

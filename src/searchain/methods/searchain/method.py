@@ -41,21 +41,14 @@ from searchain.events import emit
 from searchain.llm import LLM, prompt_form
 from searchain.methods.searchain.config import SearChainConfig
 from searchain.methods.searchain.coq_parser import Chain, parse_chain, same_query
-from searchain.methods.searchain.drift import flag_drift
-from searchain.methods.searchain.evidence_answer import evidence_answer
+from searchain.methods.searchain.final_answer import Ended, write_answer
 from searchain.methods.searchain.node_labels import LABEL_RULE, ir_label, label, repeats_query
 from searchain.methods.searchain.rounds import FeedbackText, Rounds, make_rounds
-from searchain.methods.searchain.tracing import (
-    answer_from_content,
-    branch_nodes,
-    no_ir_answer,
-    tracing,
-)
+from searchain.methods.searchain.route import read_first
 from searchain.methods.searchain.yesno_check import check_yes_no, yes_no_answer
 from searchain.readers.base import UNGROUNDED, Reader, ReaderOutput, merged, supporting
 from searchain.readers.similarity import QueryMemory
 from searchain.retrieval.base import Retriever
-from searchain.scoring import maxprob
 from searchain.text import contains_answer, rouge_l
 from searchain.types import Node, Passage, Trace
 
@@ -80,6 +73,9 @@ class _Run:
     path: list[Node] = field(default_factory=list)  # R: the verified reasoning path
     feedback_log: list[dict] = field(default_factory=list)
     judge: Any = None  # this question's NLI judge (yesno_check="nli"), its own memo and cost
+    hits: list[Passage] | None = None  # the question's own top-k (route="read-first")
+    read: Trace | None = None  # the first read (route="read-first")
+    chains: bool = True  # whether the rounds run (False: the first read answers)
 
 
 class SearChain:
@@ -145,8 +141,13 @@ class SearChain:
         parent, chain, chains = root.id, Chain([], "", ""), []
         fed: Node | None = None  # the node whose feedback the next chain answers
         emit("start", method=self.name, question=question)
+        if cfg.use_ir and cfg.route == "read-first":  # route.py: read first, chain when it must
+            state.hits, state.read, taken = read_first(
+                question, self.llm, self.retriever, self.reader, self.theta, cfg, trace
+            )
+            state.chains = taken == "chain"
         # At most r_max rounds (the spec's and the official code's bound; see the docs).
-        while trace.rounds < cfg.r_max:
+        while state.chains and trace.rounds < cfg.r_max:
             emit("round", n=trace.rounds + 1)
             offset = rounds.offset
             result = rounds.generate(cfg.max_tokens)
@@ -202,26 +203,10 @@ class SearChain:
         return trace
 
     def _answer(self, state: _Run, chain: Chain, rounds: Rounds, form: str) -> None:
-        """The answer once the rounds end: by the configured final step (config.FINAL_STEPS),
-        from a chain's bare [Final Content], or without IR the chain's own."""
-        cfg, trace, question = self.config, state.trace, state.question
-        if cfg.use_ir:
-            flag_drift(trace, question)  # what each node searched, and whether it left the question
-            # The configured final step (part of the configuration a calibrator holds for).
-            trace.meta["final_step"] = cfg.final_step
-            if cfg.final_step == "evidence":
-                trace.meta["evidence_sources"] = cfg.evidence_sources
-        if cfg.use_ir and not state.path and not branch_nodes(trace) and chain.final_content:
-            answer_from_content(trace, question, chain)
-        elif cfg.use_ir and cfg.final_step == "evidence":
-            evidence_answer(trace, question, state.path, self.llm, self.retriever, cfg)  # type: ignore[arg-type]
-        elif cfg.use_ir:
-            tracing(trace, state.path, rounds, form, cfg)
-        else:
-            no_ir_answer(trace, chain, form)
-        trace.meta["hops"] = sum(1 for n in state.path if n.answer)  # <= 1: answered as one hop
-        if cfg.maxprob and maxprob.KEY not in trace.meta:  # no final call wrote the answer
-            maxprob.record_absent(trace, _no_final_call(trace, cfg))
+        """The answer once the rounds end (final_answer.py)."""
+        ended = Ended(state.path, chain, rounds, form, state.hits, state.read, state.chains)
+        retriever: Retriever = self.retriever  # type: ignore[assignment]
+        write_answer(state.trace, state.question, ended, self.config, self.llm, retriever)
 
     def _add_branch(self, state: _Run, chain: Chain, parent: str, offset: int) -> list[Node]:
         """Attach a round's chain to the ToR below ``parent`` (a path of nodes)."""
@@ -387,12 +372,3 @@ class SearChain:
 def _fork(judge: Any) -> Any:
     """A judge of one question: its own memo and its own cost (the run's is shared)."""
     return judge.fork() if judge is not None and hasattr(judge, "fork") else judge
-
-
-def _no_final_call(trace: Trace, cfg: SearChainConfig) -> str:
-    """Why no final call wrote the answer (so MaxProb has none), in words."""
-    if not cfg.use_ir:
-        return "SearChain without IR: the answer is the chain's own final content, no final call"
-    if trace.meta.get("answered_without_nodes"):
-        return "the chain had no node: the answer is its own [Final Content], no final call"
-    return "no final call was made: nothing to answer from"

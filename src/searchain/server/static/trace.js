@@ -90,6 +90,8 @@ function treeNote(trace) {
     out.push(`${m.tool_calls ?? 0} tool call(s), ${(m.facts || []).length} fact(s), ` +
       `depth ${m.depth ?? 0}, ${m.llm_calls ?? "?"} LLM call(s)`);
   }
+  // SearChain reading first: the route it took and why, as the trace words it
+  if (m.route && typeof m.route.words === "string") out.push(m.route.words);
   for (const w of [...(m.limits || []), ...(m.warnings || [])]) out.push(`note: ${w}`);
   return out.map((t) => h("p", { class: t.startsWith("note: ") ? "warn" : "meta-line" }, t));
 }
