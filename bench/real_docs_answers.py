@@ -493,6 +493,8 @@ def cmd_setup(args: argparse.Namespace) -> None:
     _, report = index_folder_report(corpus, qset.index)
     print(f"index: {qset.index} ({report.passages:,} passages; read {len(report.read)} files)")
     print(f"model: {model_path(args.model)}")
+    if args.no_peer:
+        return
     if not peer_python().exists():
         subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
     probe = [str(peer_python()), "-c", "import llama_index.retrievers.bm25"]
@@ -604,6 +606,8 @@ def main() -> None:
                        help="question set (tune: for choosing configurations only)")  # fmt: skip
         if name == "setup":
             p.add_argument("--upgrade", action="store_true", help="upgrade the peer's packages")
+            p.add_argument("--no-peer", action="store_true",
+                           help="only the corpus and index: no LlamaIndex environment")
             continue
         p.add_argument("--arms", default=",".join(DEFAULT_ARMS),
                        help="comma-separated: " + ", ".join(ARMS))  # fmt: skip

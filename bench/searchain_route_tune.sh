@@ -11,7 +11,7 @@ set -eu
 cd "$(dirname "$0")/.."
 export SEARCHAIN_THREADS=1
 docs() { .venv/bin/python bench/real_docs_answers.py "$@"; }
-docs setup --set tune
+docs setup --set tune --no-peer
 docs run --set tune --arms searchain-route-always,retrieve-read-plan
 PLAN=bm25+parts+bridge
 .venv/bin/python bench/tune.py run --set hotpotqa --name route-always --limit 20 \
