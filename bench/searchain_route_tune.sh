@@ -9,7 +9,8 @@
 #   nohup bench/searchain_route_tune.sh > /tmp/route-tune.log 2>&1 &
 set -eu
 cd "$(dirname "$0")/.."
-export SEARCHAIN_THREADS=1
+# the checkout's own code, not what the venv was installed from (a pinned worktree)
+export SEARCHAIN_THREADS=1 PYTHONPATH="$PWD/src"
 docs() { .venv/bin/python bench/real_docs_answers.py "$@"; }
 docs setup --set tune --no-peer
 docs run --set tune --arms searchain-route-always,retrieve-read-plan
