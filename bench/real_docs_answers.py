@@ -606,8 +606,11 @@ def main() -> None:
                        help="question set (tune: for choosing configurations only)")  # fmt: skip
         if name == "setup":
             p.add_argument("--upgrade", action="store_true", help="upgrade the peer's packages")
-            p.add_argument("--no-peer", action="store_true",
-                           help="only the corpus and index: no LlamaIndex environment")
+            p.add_argument(
+                "--no-peer",
+                action="store_true",
+                help="only the corpus and index: no LlamaIndex environment",
+            )
             continue
         p.add_argument("--arms", default=",".join(DEFAULT_ARMS),
                        help="comma-separated: " + ", ".join(ARMS))  # fmt: skip

@@ -49,3 +49,21 @@ class Observed(LLM):
     def _chat(self, messages: list[Message], params: GenerationParams) -> CompletionResult:
         self.prompts.append(messages)
         return self.inner.chat(messages, params)
+
+
+class Replayed(LLM):
+    """The recorded model as the replay sees it: a replay has no tokenizer, so the evidence
+    cap counts tokens by its estimate; recording through this wrapper does the same, so the
+    recorded prompts are the replayed ones."""
+
+    backend = "replayed"
+
+    def __init__(self, recorded: LLM) -> None:
+        super().__init__(recorded.model)
+        self.recorded, self.form = recorded, recorded.form
+
+    def _complete(self, prompt: str, params: GenerationParams) -> CompletionResult:
+        return self.recorded.complete(prompt, params)
+
+    def _chat(self, messages: list[Message], params: GenerationParams) -> CompletionResult:
+        return self.recorded.chat(messages, params)

@@ -149,6 +149,23 @@ def test_a_stream_shows_the_chain_then_the_answer_with_usage(client: openai.Open
         assert text[a["url_citation"]["start_index"]] == "["
 
 
+def test_the_chat_window_says_which_route_searchain_took(client: openai.OpenAI) -> None:
+    """Reading first (route=read-first): the progress says whether one read answered or why a
+    chain is planned, and the answer's footer says the route."""
+    options = {**FAST_SEARCHAIN, "route": "read-first"}
+    stream = ask(client, model="searchain", stream=True, extra_body={"options": options})
+    reasoning, content = [], []
+    for chunk in stream:
+        if chunk.choices:
+            delta = chunk.choices[0].delta
+            reasoning.append((delta.model_extra or {}).get("reasoning_content") or "")
+            content.append(delta.content or "")
+    progress, text = "".join(reasoning), "".join(content)
+    assert "One read answered" in progress or "Planning a chain: " in progress, progress
+    assert "\nRoute: " in text, text
+    assert ("Round 1" in progress) == ("Planning a chain" in progress)  # a chain only if planned
+
+
 @pytest.mark.parametrize(
     ("kw", "error", "says"),
     [
@@ -214,6 +231,17 @@ def test_mcp_over_streamable_http(base: str) -> None:
             ClientSession(r, w) as session,
         ):
             await mcp_session_checks(session)
+            options = {**FAST_SEARCHAIN, "route": "read-first"}
+            routed = await session.call_tool(
+                "ask", {"question": QUESTION, "method": "searchain", "options": options}
+            )
+            assert not routed.is_error, routed.content
+            out = routed.structured_content or {}
+            assert out["route"].startswith("Route: "), out
+            plain = await session.call_tool(
+                "ask", {"question": QUESTION, "method": "searchain", "options": FAST_SEARCHAIN}
+            )
+            assert (plain.structured_content or {})["route"] is None  # it always chains
 
     asyncio.run(main())
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from recordings import Observed, recorded_llm
+from recordings import Observed, Replayed, recorded_llm
 from searchain.answers import clean_span
 from searchain.llm.base import LLM, GenerationParams, Message
 from searchain.methods.builtin import SEARCHAIN_PAPER
@@ -39,24 +39,6 @@ CHAT_MODEL = "qwen2.5-coder-0.5b"
 @pytest.fixture(scope="module")
 def embedder():
     return make_embedder("embedding")
-
-
-class Replayed(LLM):
-    """The recorded model as the replay sees it: a replay has no tokenizer, so the evidence
-    cap counts tokens by its estimate; recording through this wrapper does the same, so the
-    recorded prompts are the replayed ones."""
-
-    backend = "replayed"
-
-    def __init__(self, recorded: LLM) -> None:
-        super().__init__(recorded.model)
-        self.recorded, self.form = recorded, recorded.form
-
-    def _complete(self, prompt: str, params: GenerationParams) -> CompletionResult:
-        return self.recorded.complete(prompt, params)
-
-    def _chat(self, messages: list[Message], params: GenerationParams) -> CompletionResult:
-        return self.recorded.chat(messages, params)
 
 
 def run(llm: LLM, index: BM25Index, embedder, question: str, **cfg) -> Trace:

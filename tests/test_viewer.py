@@ -105,15 +105,32 @@ def make_thinkcite_run(out: Path, where: Path) -> dict:
     return method_run(out, "alce-asqa-demos", "thinkcite", method.run, item)
 
 
+def make_route_run(out: Path, hotpot: list[dict], index: BM25Index) -> dict:
+    """SearChain reading first, then chaining, on hotpot[2] as test_searchain_route.py runs it
+    (the same recorded outputs of the 0.5B chat model)."""
+    from recordings import Replayed
+    from test_searchain_route import CHAT_MODEL
+    from test_searchain_route import run as route_run
+
+    llm = Replayed(recorded_llm("searchain_route", model=CHAT_MODEL))
+    ex = hotpot[2]
+    item = Item(ex["question_id"], ex["question_text"], {"answers": ["x"], "task": "multihop"})
+    return method_run(out, "hotpotqa", "searchain",
+                      lambda q: route_run(index, q, llm, chain_when="always"), item)  # fmt: skip
+
+
 @pytest.fixture(scope="module")
-def runs(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+def runs(
+    data_dir: Path, tmp_path_factory: pytest.TempPathFactory, hotpot: list[dict], index: BM25Index
+) -> dict[str, object]:
     """The runs directory the service browses: a retrieve-read run by `searchain eval`, and a
     REBEL and a Think&Cite run by the same runner (their records, to check the page by)."""
     root = tmp_path_factory.mktemp("runs")
     make_run(root)
     rebel = make_rebel_run(root / "rebel-cc", data_dir)
     thinkcite = make_thinkcite_run(root / "thinkcite-asqa", tmp_path_factory.mktemp("alce"))
-    return {"root": root, "rebel": rebel, "thinkcite": thinkcite}
+    route = make_route_run(root / "route", hotpot, index)
+    return {"root": root, "rebel": rebel, "thinkcite": thinkcite, "route": route}
 
 
 @pytest.fixture(scope="module")
@@ -370,4 +387,14 @@ def test_rebel_recursion_shows_tool_calls_and_facts(browser, url, runs):  # type
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "viewer-rebel.png"), full_page=True)
     assert not errors, errors
+    page.close()
+
+
+def test_a_trace_says_which_route_searchain_took(browser, url, runs):  # type: ignore[no-untyped-def]
+    page = browser.new_page()
+    page.goto(url + "/")
+    open_trace(page, "route")
+    words = runs["route"]["trace"]["meta"]["route"]["words"]
+    assert words.startswith("Route: read first, then planned a chain")
+    page.wait_for_selector(f"#run-trace p.meta-line:has-text('{words[:40]}')")
     page.close()
