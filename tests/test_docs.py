@@ -64,7 +64,7 @@ def anchors(path: Path) -> frozenset[str]:
 
 def test_readme_is_a_front_page() -> None:
     lines = README.read_text(encoding="utf-8").splitlines()
-    assert len(lines) <= 150, f"README.md has {len(lines)} lines; move details to docs/"
+    assert len(lines) <= 120, f"README.md has {len(lines)} lines; move details to docs/"
     assert (ROOT / "docs" / "index.md").exists()
     assert "docs/index.md" in prose(README.read_text(encoding="utf-8"))
 
@@ -76,8 +76,8 @@ def test_readme_tables_are_copied_from_the_results_page() -> None:
     section = prose(README.read_text(encoding="utf-8")).split("\n## Results\n", 1)[1]
     rows = [line for line in section.split("\n## ", 1)[0].splitlines()
             if line.startswith("|") and re.search(r"\d", line)]  # fmt: skip
-    results = (ROOT / "docs" / "results.md").read_text(encoding="utf-8").splitlines()
-    assert len(rows) >= 6, rows
+    results = prose((ROOT / "docs" / "results.md").read_text(encoding="utf-8")).splitlines()
+    assert len(rows) >= 5, rows
     assert [r for r in rows if r not in results] == []
 
 
