@@ -9,7 +9,7 @@ come before the refit they judge.
     .venv/bin/python bench/heldout_run.py split     # writes the 160 items' data file
     .venv/bin/python bench/heldout_run.py check     # exits 1 unless the refit has shipped
 
-``bench/issue51_heldout.sh`` runs both, then the evaluation (resumable).
+``bench/model_runs/heldout_answers.sh`` runs both, then the evaluation (resumable).
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ call is recorded, not fatal. Scored alike for every arm:
 Question sets and arms: ``bench/real_docs_sets.py`` (``--set tune`` is for choosing
 configurations only; an arm such as ``searchain-evidence`` pins the setting it is named by).
 ``--cache FILE`` lets arms that share SearChain's chain compute it once (issue 50's runs:
-``bench/issue50_real_docs.sh``); a record with cached calls is left out of the seconds.
+``bench/model_runs/evidence_step_real_docs.sh``); a record with cached calls is left out of the seconds.
 
     .venv/bin/python bench/real_docs_answers.py setup [--set tune]    # corpus, index, peer venv
     .venv/bin/python bench/real_docs_answers.py run [--arms retrieve-read,searchain,llamaindex]

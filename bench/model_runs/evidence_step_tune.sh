@@ -5,9 +5,9 @@
 # take turns in slices of SLICE seconds (default 600), so both hold the same items whenever
 # it stops; the round calls they share come from the call cache, whichever computed them.
 # Resumable: run it again (a slice's unfinished item is redone, its finished calls cached).
-#   nohup bench/issue50_tune.sh > /tmp/issue50-tune.log 2>&1 &
+#   nohup bench/model_runs/evidence_step_tune.sh > /tmp/issue50-tune.log 2>&1 &
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."  # the repository root
 export SEARCHAIN_THREADS=1 PYTHONPATH="$PWD/src"
 RUNS=results/quality/qwen2.5-coder-1.5b/tune
 ITEMS=20

@@ -6,9 +6,9 @@
 # the 24 real-documentation tune questions and 20 of HotpotQA's tune split, on the default
 # retriever (bm25+parts+bridge), Qwen2.5-Coder-1.5B-Instruct, one llama.cpp thread, one model
 # run at a time. Resumable: run it again.
-#   nohup bench/searchain_route_tune.sh > /tmp/route-tune.log 2>&1 &
+#   nohup bench/model_runs/searchain_route_tune.sh > /tmp/route-tune.log 2>&1 &
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."  # the repository root
 # the checkout's own code, not what the venv was installed from (a pinned worktree)
 export SEARCHAIN_THREADS=1 PYTHONPATH="$PWD/src"
 docs() { .venv/bin/python bench/real_docs_answers.py "$@"; }

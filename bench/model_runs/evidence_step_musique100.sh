@@ -5,9 +5,9 @@
 # Table run (results/quality/…/musique-100: SearChain 18.0 cover-EM); retrieve-read's records
 # are lent by that run (--reuse-from: same items, settings, model and index), so the two are
 # paired on the same items. Resumable: run it again.
-#   nohup bench/issue50_musique.sh > /tmp/issue50-musique.log 2>&1 &
+#   nohup bench/model_runs/evidence_step_musique100.sh > /tmp/issue50-musique.log 2>&1 &
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."  # the repository root
 export SEARCHAIN_THREADS=1
 RUNS=results/quality/qwen2.5-coder-1.5b
 INDEX="$PWD/results/quality/indexes/musique_train_corpus"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Issue 51's one scoring of the frozen 160, written before they are answered: after
-# bench/issue51_heldout.sh is complete (160 items, both methods). The naive confidence (one
+# bench/model_runs/heldout_answers.sh is complete (160 items, both methods). The naive confidence (one
 # scoring call per answer, bench/confidence.py) is added to the held-out answers and to the
 # calibration run's (for its Platt-scaled baseline, fit on the calibration fit items only);
 # MaxProb was recorded when they were answered. Then `searchain report` prints, per method,
@@ -17,7 +17,7 @@
 #                                         what `-O maxprob=true` shows), reported beside it.
 # HELD, CAL, CONF, OUT and ITEMS may be set to try the commands on another run (a dry run).
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."  # the repository root
 export SEARCHAIN_THREADS=1
 HELD=${HELD:-results/heldout/qwen2.5-coder-1.5b/hotpotqa-heldout-160}
 CAL=${CAL:-results/calibration/qwen2.5-coder-1.5b/hotpotqa-calibration-default}

@@ -4,8 +4,8 @@
 # over the documents), question by question, each arm in turn (--interleave: whatever else
 # the shared machine runs, both meet it alike), no call cache (every call computed), one
 # llama.cpp thread. Records: results/real-docs/timing/.
-#   nohup bench/issue50_timing.sh > /tmp/issue50-timing.log 2>&1 &
+#   nohup bench/model_runs/evidence_step_timing.sh > /tmp/issue50-timing.log 2>&1 &
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."  # the repository root
 .venv/bin/python bench/real_docs_answers.py run --set reported --limit 15 \
   --arms retrieve-read,searchain --interleave --out results/real-docs/timing

@@ -5,9 +5,9 @@
 # (same items, same settings: --reuse-from), so the two are paired on the same items.
 # Then the ablation (the evidence step reads the question's own top-k alone), whose chain
 # calls come from the call cache. Resumable: run it again.
-#   nohup bench/issue50_hotpotqa.sh > /tmp/issue50-hotpotqa.log 2>&1 &
+#   nohup bench/model_runs/evidence_step_hotpotqa100.sh > /tmp/issue50-hotpotqa.log 2>&1 &
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."  # the repository root
 export SEARCHAIN_THREADS=1
 RUNS=results/quality/qwen2.5-coder-1.5b
 eval_100() {

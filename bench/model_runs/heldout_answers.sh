@@ -3,9 +3,9 @@
 # 160 frozen HotpotQA items once, after the refit has shipped (bench/heldout_run.py refuses
 # before), one item at a time, one llama.cpp thread. Resumable: run it again. Scored once, by
 # the commands in results/heldout/README.md, after the run is complete.
-#   nohup bench/issue51_heldout.sh > /tmp/issue51-heldout.log 2>&1 &
+#   nohup bench/model_runs/heldout_answers.sh > /tmp/issue51-heldout.log 2>&1 &
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."  # the repository root
 export SEARCHAIN_THREADS=1
 .venv/bin/python bench/heldout_run.py check
 .venv/bin/python bench/heldout_run.py split

@@ -6,9 +6,9 @@
 # time, one llama.cpp thread. MaxProb is recorded (-O maxprob=true: the writing call's own
 # log-probabilities; the answers are the defaults' word for word, greedy decoding), so it can be
 # a signal and a baseline. Stop it anywhere; run it again to resume.
-#   nohup bench/issue51_calibration.sh > /tmp/issue51-calibration.log 2>&1 &
+#   nohup bench/model_runs/calibration_pool.sh > /tmp/issue51-calibration.log 2>&1 &
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."  # the repository root
 export SEARCHAIN_THREADS=1
 .venv/bin/python bench/calibration_split.py
 .venv/bin/searchain eval --dataset results/calibration/splits/hotpotqa-calibration-pool.jsonl \

@@ -5,9 +5,9 @@
 # step is chosen; then the 53 reported questions, every arm named by its setting, so nothing
 # of them is read before the choice. Each set's arms share a call cache (the chain's calls are
 # computed once; the first arm's seconds are honest, a record with cached calls is not timed).
-# Resumable: run it again.   nohup bench/issue50_real_docs.sh > /tmp/issue50-real-docs.log 2>&1 &
+# Resumable: run it again.   nohup bench/model_runs/evidence_step_real_docs.sh > /tmp/issue50-real-docs.log 2>&1 &
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."  # the repository root
 CACHE_DIR="${SEARCHAIN_BENCH_CACHE:-$HOME/.cache/searchain-bench}/real-docs"
 run() { .venv/bin/python bench/real_docs_answers.py run "$@"; }
 run --set tune --limit 20 --cache "$CACHE_DIR/tune-llm-calls.sqlite" \
