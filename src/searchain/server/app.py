@@ -14,16 +14,14 @@ What the service sends (traces, run records, manifests) passes through the redac
 
 # No "from __future__ import annotations": FastAPI must see the local AskRequest model.
 
-import json
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Query
-from fastapi.responses import FileResponse, StreamingResponse
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi import FastAPI, Query
+from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from searchain import redaction
@@ -43,6 +41,7 @@ from searchain.server.limits import LOOPBACK_HOSTS, HostAllowList, TokenAuth
 from searchain.server.pipeline import Answering, FaceError, start_answer
 from searchain.server.public import public
 from searchain.server.runs import RunNotFound, RunStore
+from searchain.server.streaming import EventStream, document_context, sse, token_dependencies
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
@@ -68,10 +67,6 @@ class Settings:
     # service bound to another address lists the names clients use. None: any host.
     allowed_hosts: tuple[str, ...] | None = LOOPBACK_HOSTS
     rate_limit: str | None = "60/min"  # per client on every route that answers; None: off
-
-
-class EventStream(StreamingResponse):
-    media_type = "text/event-stream"
 
 
 # One server-sent event of /v1/ask/stream, as OpenAPI 3.0/3.1 tools read a text/event-stream
@@ -118,18 +113,8 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
 
 
 def _auth(s: Settings) -> list[Any]:
-    """The dependencies of a route under /v1/. TokenAuth enforces the token; this dependency
-    puts the scheme into the OpenAPI schema."""
-    if s.token is None:
-        return []
-    bearer = HTTPBearer(auto_error=False, description="SEARCHAIN_API_TOKEN")
-
-    async def check_token(
-        cred: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
-    ) -> None:
-        return None
-
-    return [Depends(check_token)]
+    """The dependencies of a route under /v1/ (the token's scheme in the OpenAPI schema)."""
+    return token_dependencies(s.token)
 
 
 def _add_ask_routes(app: FastAPI, engine: Engine, s: Settings, auth: list[Any]) -> None:
@@ -199,12 +184,7 @@ def _add_lookup_routes(app: FastAPI, engine: Engine, s: Settings, auth: list[Any
     ) -> Any:
         """A passage of a document index with its neighbours in the same file (the viewer
         shows a citation in its document's context); 404 for other indexes."""
-        from searchain.retrieval import BM25Index
-        from searchain.retrieval.documents.context import passage_context as context_of
-
-        found = None
-        if isinstance(engine.retriever, BM25Index):
-            found = context_of(engine.retriever, id, around)
+        found = document_context(engine, id, around)
         if found is None:
             raise ApiError(404, "no document passage with that id in this server's index")
         return found.to_dict()
@@ -288,17 +268,13 @@ def _add_health_and_viewer(app: FastAPI, engine: Engine, s: Settings) -> None:
 
 async def _stream(answering: Answering, heartbeat: float) -> AsyncIterator[str]:
     async for event in answering.events(heartbeat):
-        yield ": keep-alive\n\n" if event is None else _sse("progress", public(event))
+        yield ": keep-alive\n\n" if event is None else sse(event="progress", data=public(event))
     try:
         trace = await answering.trace()
     except FaceError as e:
-        yield _sse("error", {"error": e.message, "status": e.status})
+        yield sse(event="error", data={"error": e.message, "status": e.status})
         return
-    yield _sse("trace", public(trace.to_dict()))
-
-
-def _sse(event: str, data: Any) -> str:
-    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+    yield sse(event="trace", data=public(trace.to_dict()))
 
 
 def _page_headers() -> dict[str, str]:

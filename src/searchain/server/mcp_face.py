@@ -34,6 +34,7 @@ from searchain.server.errors import one_line
 from searchain.server.faces import answer_text, confidence, describe, sources
 from searchain.server.models import ask_options_model
 from searchain.server.pipeline import Answering, FaceError, start_answer
+from searchain.server.streaming import document_context
 from searchain.types import Passage
 
 log = logging.getLogger(__name__)
@@ -219,7 +220,7 @@ def read_passage(
     engine: Engine, pid: str | None, path: str | None, page: int | None, around: int
 ) -> ReadResult:
     from searchain.retrieval import BM25Index
-    from searchain.retrieval.documents.context import passage_context, passage_on_page
+    from searchain.retrieval.documents.context import passage_on_page
 
     if (pid is None) == (path is None) or (path is not None and page is None):
         raise ToolError("give either `id`, or `path` and `page`")
@@ -229,7 +230,7 @@ def read_passage(
         pid = passage_on_page(engine.retriever, path or "", page or 0)
         if pid is None:
             raise ToolError(f"no passage of {one_line(path or '')!r} on page {page}")
-    found = passage_context(engine.retriever, pid, around)
+    found = document_context(engine, pid, around)
     if found is None:
         raise ToolError("no document passage with that id in this server's index")
     return ReadResult(

@@ -14,19 +14,17 @@ the passage of ``[n]``). Every refusal is OpenAI's error object, 4xx, before any
 
 # No "from __future__ import annotations": FastAPI must see the local request model.
 
-import json
 import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine
-from typing import Annotated, Any
+from typing import Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
@@ -38,6 +36,7 @@ from searchain.server.face_limits import openai_error
 from searchain.server.faces import Source, answer_text, confidence, describe, footer, sources
 from searchain.server.pipeline import Answering, FaceError, start_answer
 from searchain.server.public import public
+from searchain.server.streaming import EventStream, sse, token_dependencies
 from searchain.types import Passage, Trace
 
 _MARK = re.compile(r"\[(\d+)\]")
@@ -104,23 +103,12 @@ CHAT_200 = {
 }
 
 
-class EventStream(StreamingResponse):
-    media_type = "text/event-stream"
-
-
 def register_openai_routes(app: FastAPI, engine: Engine, settings: Any) -> None:
     """Add ``/v1/models`` and ``/v1/chat/completions`` to ``app`` (``settings``: the
     service's ``Settings``: token, timeout, question limit, heartbeat)."""
     router = APIRouter(route_class=OpenAIRoute, tags=["openai"])
     ChatRequest = om.chat_request_model()
-    bearer = HTTPBearer(auto_error=False, description="SEARCHAIN_API_TOKEN")
-
-    async def check_token(
-        cred: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
-    ) -> None:
-        return None  # enforced by TokenAuth; this puts the scheme into the OpenAPI schema
-
-    auth = [Depends(check_token)] if settings.token is not None else []
+    auth = token_dependencies(settings.token)
     started = int(time.time())
 
     @router.get("/v1/models", response_model=om.ModelsOut, responses=ERRORS, dependencies=auth)
@@ -316,4 +304,4 @@ class Reply:
 
 
 def _sse(data: Any) -> str:
-    return f"data: {json.dumps(public(data), ensure_ascii=False)}\n\n"
+    return sse(public(data))  # an unnamed event, as OpenAI streams its chunks
