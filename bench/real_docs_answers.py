@@ -50,7 +50,8 @@ call is recorded, not fatal. Scored alike for every arm:
 Question sets and arms: ``bench/real_docs_sets.py`` (``--set tune`` is for choosing
 configurations only; an arm such as ``searchain-evidence`` pins the setting it is named by).
 ``--cache FILE`` lets arms that share SearChain's chain compute it once (issue 50's runs:
-``bench/model_runs/evidence_step_real_docs.sh``); a record with cached calls is left out of the seconds.
+``bench/model_runs/evidence_step_real_docs.sh``); a record with cached calls is left out of
+the seconds.
 
     .venv/bin/python bench/real_docs_answers.py setup [--set tune]    # corpus, index, peer venv
     .venv/bin/python bench/real_docs_answers.py run [--arms retrieve-read,searchain,llamaindex]
@@ -81,7 +82,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without installing
 sys.path.insert(0, str(ROOT / "bench"))
 
-from real_docs_recall import CACHE, needs, norm, source_type  # noqa: E402
+from real_docs_recall import CACHE, answer_sources, needs, norm, source_type  # noqa: E402
 from real_docs_recall import setup as fetch_documents  # noqa: E402
 from real_docs_sets import ARMS, PEER, SETS, QuestionSet, retriever_of  # noqa: E402
 from real_docs_table import alias_markdown, markdown  # noqa: E402
@@ -164,7 +165,7 @@ def view(file: str, page: int | None, text: str) -> dict[str, Any]:
 def score(q: dict[str, Any], text: str, retrieved: list[dict], cited: list[dict]) -> dict[str, Any]:
     """The answer's cover-EM, its citations' file and page, whether the evidence was in hand."""
     answers = as_list(q["answer"])
-    pages = [s.get("page") for s in as_list(q["source"])]
+    pages = [s.get("page") for s in answer_sources(q)]
     wanted = [(path, a, page) for (path, _), a, page in zip(needs(q), answers, pages, strict=True)]
     parts = [cover_em(text, a) for a in answers]
 

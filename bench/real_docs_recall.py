@@ -234,10 +234,17 @@ def norm(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
-def needs(q: dict[str, Any]) -> list[tuple[str, str]]:
-    """``[(file in the corpus, answer)]``: the passages question ``q`` needs."""
-    answers = q["answer"] if isinstance(q["answer"], list) else [q["answer"]]
+def answer_sources(q: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sources that hold ``q``'s answer (parts): every one, but a bridge question's last
+    (its first source states the intermediate fact, not the answer)."""
     sources = q["source"] if isinstance(q["source"], list) else [q["source"]]
+    return sources[-1:] if q.get("kind") == "bridge" else sources
+
+
+def needs(q: dict[str, Any]) -> list[tuple[str, str]]:
+    """``[(file in the corpus, answer)]``: the passages that hold question ``q``'s answer."""
+    answers = q["answer"] if isinstance(q["answer"], list) else [q["answer"]]
+    sources = answer_sources(q)
     return [(f"{s['package']}/{s['file']}", norm(a)) for s, a in zip(sources, answers, strict=True)]
 
 
