@@ -4,6 +4,8 @@ Two question sets over Debian documentation, each with its own documents, index 
 
 * ``reported``: the 53 questions of issue 39 (``bench/data/real_docs_questions.jsonl``) over
   six documents; the figures docs/results.md reports.
+* ``calibration``: 80 questions written for fitting and certifying a confidence calibrator
+  (``bench/data/real_docs_calibration_questions.md``) over all nine documents; never reported.
 * ``tune``: 24 questions written for tuning (issue 50,
   ``bench/data/real_docs_tune_questions.jsonl``) over three other documents (the Debian
   project history's PDF, the Debian Linux Kernel Handbook and the Debian Policy Manual as
@@ -57,6 +59,15 @@ SETS = {
         TUNE_SOURCES,
         "tune-corpus",
         "tune-answers-bm25",
+    ),
+    # Issue 61's calibration questions: over all nine documents in one folder (a two-passage
+    # or bridge question may join two of them), for fitting and certifying a calibrator only.
+    "calibration": QuestionSet(
+        "calibration",
+        ROOT / "bench" / "data" / "real_docs_calibration_questions.jsonl",
+        {**SOURCES, **TUNE_SOURCES},
+        "all-corpus",
+        "all-answers-bm25",
     ),
 }
 
