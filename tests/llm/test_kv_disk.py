@@ -16,7 +16,7 @@ from searchain import prompts
 from searchain.llm.kv_disk import MAGIC, DiskPrefixStore, model_key
 from searchain.llm.kv_states import PrefixStates
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # One process: complete each prompt (greedy) and report the prefix statistics.
 SCRIPT = """

@@ -41,7 +41,7 @@ from searchain.retrieval import _store as store_module
 from searchain.retrieval import dense as dense_module
 from searchain.types import Passage
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[3] / "src"
 
 # Measured when these tests were written (500 questions, 4,858 pooled paragraphs, title +
 # text encoded, packaged all-MiniLM-L6-v2, exact search), Recall@5 / Recall@10:

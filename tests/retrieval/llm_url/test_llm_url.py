@@ -176,7 +176,7 @@ def test_webq_demos_come_from_its_train_split_with_the_answers_pages(
         assert 1 <= len(d.urls) <= 10 and d.question == train[d.id]["question"]
         assert all(u.startswith("https://en.wikipedia.org/wiki/") for u in d.urls)
     out = tmp_path / "demos.jsonl"
-    script = Path(__file__).resolve().parents[1] / "scripts" / "make_llm_url_demos.py"
+    script = Path(__file__).resolve().parents[3] / "scripts" / "make_llm_url_demos.py"
     subprocess.run([sys.executable, str(script), "--dataset", "webq", "--d", "100", "--out",
                     str(out), "--source", str(data_dir / "webq" / "webq-train.jsonl")],
                    check=True, capture_output=True)  # fmt: skip

@@ -28,7 +28,7 @@ try:
 except ImportError:  # pragma: no cover
     import httpx  # type: ignore[no-redef]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 QUESTION = "What does error E42 on the Frobnicator display mean?"
 FAST = ["-O", "searchain.r_max=2", "-O", "searchain.max_tokens=96"]
 

