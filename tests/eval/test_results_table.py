@@ -14,7 +14,7 @@ import pytest
 from searchain.eval import report as rep
 from searchain.eval.rescore import rescore
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ROWS = {"SearChain": "searchain", "− w/o IR": "searchain-no-ir",
         "− w/o verification": "searchain-no-verification",
         "− w/o completion": "searchain-no-completion", "Self-Ask": "self-ask",

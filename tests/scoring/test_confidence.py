@@ -7,15 +7,14 @@ from __future__ import annotations
 import importlib
 import json
 import math
-from importlib import resources
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 import searchain
+from confidence_kit import shipped_meta
 from searchain.cli import app
-from searchain.methods.searchain.node_labels import LABEL_RULE
 from searchain.scoring import confidence as conf_mod
 from searchain.scoring.calibration import (
     L2_GRID,
@@ -31,40 +30,9 @@ from searchain.scoring.confidence import (
     shipped_calibrator,
     signals,
 )
-from searchain.scoring.configuration import QUESTION_LAST
 from searchain.types import Citation, Node, Passage, Trace
 
 QUESTION = "Who portrayed Corliss Archer in Kiss and Tell?"
-SHIPPED_MODEL = "qwen2.5-coder-1.5b"
-
-
-def shipped_meta(variant: str = "searchain") -> dict[str, object]:
-    """The trace meta of the configuration the shipped calibrator ``variant`` was fit on, read
-    from the package's file (its certification's configuration), so these tests follow a
-    refit: the prompt form, task, corpus, node-label rule and, for SearChain, the CoQ template
-    that says the question position and the final step with its evidence sources."""
-    name = f"calibrator-{variant}--{SHIPPED_MODEL}.json"
-    fitted = json.loads(resources.files("searchain.data").joinpath(name).read_text("utf-8"))
-    config = fitted["certification"]["configuration"]
-    meta: dict[str, object] = {
-        "prompt_form": config["prompt_form"],
-        "task": config["task"],
-        "corpus": config["corpus"],
-        "label_rule": config["label_rule"] or LABEL_RULE,
-    }
-    if config["question_position"] is not None:
-        last = config["question_position"] == "last"
-        meta["template"] = "searchain/coq_multihop" + (QUESTION_LAST if last else "")
-    step = config["final_step"]
-    if step is not None:
-        meta["final_step"], _, sources = step.partition(":")
-        if sources:
-            meta["evidence_sources"] = sources
-    return meta
-
-
-# SearChain's shipped calibrator's configuration (its calibration runs')
-SHIPPED_META = shipped_meta()
 
 
 def calibrated_configuration(trace: Trace, variant: str = "searchain") -> Trace:

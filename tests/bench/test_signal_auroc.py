@@ -10,7 +10,7 @@ import pytest
 from bench_kit import load_bench
 from searchain.eval.calibrate import calibration_rows
 
-RUN = Path(__file__).resolve().parents[1] / (
+RUN = Path(__file__).resolve().parents[2] / (
     "results/calibration/qwen2.5-coder-1.5b/hotpotqa-calibration-default"
 )
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_prefix_reuse_bench_measures_each_arm_against_its_own_rates(tmp_path: Path) -> None:

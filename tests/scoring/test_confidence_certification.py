@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from bench_kit import load_bench
+from confidence_kit import SHIPPED_META, shipped_meta
 from searchain.methods.baseline_util import LABEL_INSTRUCTIONS
 from searchain.scoring import confidence as conf_mod
 from searchain.scoring.calibration import binomial_cdf
@@ -32,10 +33,9 @@ from searchain.scoring.configuration import LABELLED_TASKS, QUESTION_LAST, diffe
 from searchain.scoring.reasons import SAID, contributions
 from searchain.scoring.risk_bound import RiskBound, check_risk_bound
 from searchain.types import Citation, Node, Passage, Trace
-from test_confidence import SHIPPED_META, shipped_meta
 
 MODEL = "qwen2.5-coder-1.5b"
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "confidence.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "confidence.md"
 
 
 def _other_position() -> tuple[dict[str, Any], str]:

@@ -17,11 +17,11 @@ from searchain.eval.rescore import rescore
 from searchain.eval.taxonomy import CATEGORIES, Gold, classify, tabulate, verification_events
 from searchain.types import Node, Passage, Trace
 
-sys.path.insert(0, str(Path(__file__).parent))  # bench_kit.py
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench_kit.py
 
 from bench_kit import load_bench
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHAT_RUN = ROOT / "results" / "chat-hotpotqa" / "chat"
 FIRST20 = ROOT / "results" / "chat-hotpotqa" / "first20.jsonl"
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from selective_kit import write_run
 from typer.testing import CliRunner
 
 from searchain.cli import app
@@ -15,7 +16,6 @@ from searchain.eval import naive_platt
 from searchain.eval import selective as sel
 from searchain.scoring.calibration import choose_l2, fit_logistic
 from searchain.scoring.certification import split_of
-from test_selective import write_run
 
 
 def _calibration_run(path: Path, items: int = 80, method: str = "calibrated") -> Path:

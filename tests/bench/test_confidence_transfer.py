@@ -12,8 +12,8 @@ import pytest
 from searchain.scoring.configuration import configuration
 from searchain.types import Confidence, Trace
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).parent))  # bench_kit.py
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench_kit.py
 
 from bench_kit import load_bench  # noqa: E402
 
@@ -58,8 +58,8 @@ def test_without_maxprob_scores_with_the_plain_calibrator(own_calibrators: Path)
     trace for the MaxProb baseline); without it, the ``+maxprob`` calibrator's."""
     import json
 
+    from confidence_kit import shipped_meta
     from searchain.scoring import confidence as conf_mod
-    from test_confidence import shipped_meta
 
     bench = _bench()
     plain = conf_mod.shipped_calibrator("searchain", "qwen2.5-coder-1.5b")

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from searchain.eval.datasets import load_dataset
 
-sys.path.insert(0, str(Path(__file__).parent))  # bench_kit.py
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench_kit.py
 
 from bench_kit import load_bench
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "results" / "default-model"
 
 

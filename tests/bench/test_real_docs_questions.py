@@ -12,7 +12,7 @@ import pytest
 
 from searchain.scoring.match import alias_match, squash
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QUESTIONS = ROOT / "bench" / "data" / "real_docs_questions.jsonl"
 TUNE = ROOT / "bench" / "data" / "real_docs_tune_questions.jsonl"
 KINDS = {"one-passage": 1, "two-passages": 2}

@@ -3,7 +3,7 @@
 when the golden file was written from the code before the method records (issue 38).
 
 Regenerate only for a deliberate change of what a manifest records (and say so in the commit):
-``python tests/test_describe_stable.py --write``.
+``python tests/eval/test_describe_stable.py --write``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-GOLDEN = Path(__file__).parent / "data" / "describe_golden.json"
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "describe_golden.json"
 TASKS = (None, "multihop", "yesno", "factcheck", "longform", "open", "list")
 
 
