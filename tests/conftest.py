@@ -91,38 +91,6 @@ def chat_server(chat_model_path: Path):
         yield url
 
 
-def kept_dir(request: pytest.FixtureRequest, name: str) -> Path:
-    """A folder kept between runs in pytest's cache; a session's temporary one when the cache
-    provider is off (``-p no:cacheprovider``), so the tests run either way."""
-    cache = getattr(request.config, "cache", None)
-    if cache is not None:
-        return Path(cache.mkdir(name))
-    return request.getfixturevalue("tmp_path_factory").mktemp(name)
-
-
-def requantised(source: Path, out: Path, threads: int = 1) -> Path:
-    """``source`` requantised to Q3_K_S by llama.cpp's own quantiser (seconds): a genuinely
-    different model of the same family, for reference-model tests; kept at ``out``."""
-    import ctypes
-
-    import llama_cpp
-    from llama_cpp._utils import suppress_stdout_stderr
-
-    if not out.exists():
-        params = llama_cpp.llama_model_quantize_default_params()
-        params.ftype = llama_cpp.LLAMA_FTYPE_MOSTLY_Q3_K_S
-        params.allow_requantize = True
-        params.nthread = threads
-        tmp = out.with_suffix(".tmp")
-        with suppress_stdout_stderr(disable=False):
-            rc = llama_cpp.llama_model_quantize(
-                str(source).encode(), str(tmp).encode(), ctypes.byref(params)
-            )
-        assert rc == 0, "llama_model_quantize failed"
-        tmp.replace(out)
-    return out
-
-
 @pytest.fixture()
 def two_films(tmp_path: Path):
     """A BM25 index of two film passages: Jaws (Spielberg) and Star Wars (Lucas)."""

@@ -27,7 +27,7 @@ try:
 except ImportError:  # pragma: no cover
     import httpx  # type: ignore[no-redef]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "faces-token-0123456789"
 QUESTION = "Who directed the film Kiss and Tell?"
 FAST_SEARCHAIN = {"r_max": 2, "max_tokens": 64, "trace_max_tokens": 48}

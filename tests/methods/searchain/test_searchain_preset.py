@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).parent))  # recordings.py
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # recordings.py
 
 from recordings import recorded_llm
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 QUALITY = ROOT / "results" / "quality" / "qwen2.5-coder-1.5b"
 # What the paper does (Xu et al., WWW 2024; ../shared/spec/searchain.md,
 # docs/searchain-fidelity.md), written out here rather than read from the preset.

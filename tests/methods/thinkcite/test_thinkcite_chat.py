@@ -9,16 +9,17 @@ import math
 from typing import Any
 
 import pytest
+from thinkcite_kit import DOCS, ListRetriever, ScriptedChat, kept_dir, requantised
 
 from searchain import citations, prompts
 from searchain.llm import LLM, LLMError
-from searchain.llm.base import ContinuationScore, GenerationParams
+from searchain.llm.base import GenerationParams
 from searchain.methods.catalog import build_method
 from searchain.methods.thinkcite import chat
 from searchain.methods.thinkcite import prompting as tp
 from searchain.methods.thinkcite.reward import ProgressReward, RewardConfig
 from searchain.readers.nli import LLMJudge, yes_no
-from searchain.types import Completion, CompletionResult, Passage, Trace, Usage
+from searchain.types import CompletionResult, Trace
 
 # -- reply parsing ------------------------------------------------------------------------------
 
@@ -77,46 +78,6 @@ def test_yes_no_reads_a_chat_verdict(reply, verdict):
 
 
 # -- the message protocol, with a scripted chat client -------------------------------------------
-
-
-class ScriptedChat(LLM):
-    """A chat-form client that replies from a script and records every call."""
-
-    backend = "scripted"
-    form = "chat"
-
-    def __init__(self, replies: list[str], can_score: bool = True) -> None:
-        super().__init__("scripted")
-        self.replies, self.can_score = list(replies), can_score
-        self.calls: list[Any] = []
-
-    def _chat(self, messages: list[dict[str, str]], params: GenerationParams) -> CompletionResult:
-        self.calls.append(messages)
-        return CompletionResult([Completion(self.replies.pop(0))], Usage(prompt_tokens=1))
-
-    def _complete(self, prompt: str, params: GenerationParams) -> CompletionResult:
-        raise AssertionError("a chat-form client must not get completion prompts")
-
-    def _score_chat(self, messages: list[dict[str, str]], continuation: str) -> ContinuationScore:
-        if not self.can_score:
-            raise LLMError("scripted backend cannot score")
-        self.calls.append(("score_chat", messages, continuation))
-        return ContinuationScore([continuation], [-1.0 if continuation == "Yes" else -3.0])
-
-
-class ListRetriever:
-    def __init__(self, passages: list[Passage]) -> None:
-        self.passages = passages
-
-    def search(self, query: str, k: int = 3) -> list[Passage]:
-        return self.passages[:k]
-
-
-DOCS = [
-    Passage("p1", "Shirley Temple played Corliss Archer in Kiss and Tell.", "Kiss and Tell"),
-    Passage("p2", "Shirley Temple later served as Chief of Protocol.", "Shirley Temple"),
-    Passage("p3", "Bananas are rich in potassium.", "Banana"),
-]
 
 
 def test_chat_agent_sends_demos_and_path_as_a_dialogue():
@@ -272,8 +233,6 @@ def test_llm_judge_in_chat_form_with_the_real_model(chat_llm):
 def reference_chat_gguf(request, chat_model_path):
     """The 0.5B instruct GGUF requantised to Q3_K_S by llama.cpp's own quantiser (seconds), a
     genuinely different model with the same chat template; cached in the pytest cache."""
-    from conftest import kept_dir, requantised
-
     out = kept_dir(request, "thinkcite-chat-reference") / "qwen-0.5b-q3_k_s.gguf"
     return requantised(chat_model_path, out)
 

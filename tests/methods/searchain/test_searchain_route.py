@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from recordings import Observed, Replayed, recorded_llm
-from searchain.llm.base import LLM
+from route_kit import CHAT_MODEL, run
 from searchain.methods.builtin import SEARCHAIN_PAPER
-from searchain.methods.searchain import SearChain, SearChainConfig
+from searchain.methods.searchain import SearChainConfig
 from searchain.methods.searchain.route import (
     TRIGGERS,
     decide,
@@ -20,12 +20,10 @@ from searchain.methods.searchain.route import (
     route_words,
     signals,
 )
-from searchain.readers.llm_reader import LLMReader
 from searchain.retrieval import BM25Index
 from searchain.scoring.configuration import final_step
 from searchain.types import Citation, Passage, Trace
 
-CHAT_MODEL = "qwen2.5-coder-0.5b"
 TMPFS = Passage(id="fs#3", title="Filesystems", text="A tmpfs holds its files only in memory.")
 NOATIME = Passage(id="mount#1", title="mount", text="The noatime option stops atime updates.")
 
@@ -89,12 +87,6 @@ def test_the_paper_preset_always_chains_and_its_configuration_says_so() -> None:
 
 
 # -- the whole route, on recorded real outputs ----------------------------------------------
-
-
-def run(index: BM25Index, question: str, llm: LLM, **cfg) -> Trace:
-    config = SearChainConfig(**{**SEARCHAIN_PAPER, "final_step": "evidence",
-                                "route": "read-first", **cfg})  # fmt: skip
-    return SearChain(llm, index, LLMReader(llm), config).run(question)
 
 
 def test_the_read_route_answers_with_one_call(index: BM25Index, hotpot) -> None:

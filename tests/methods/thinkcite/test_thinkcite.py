@@ -17,7 +17,6 @@ from searchain.methods.thinkcite import ThinkCiteConfig
 from searchain.methods.thinkcite import prompting as tp
 from searchain.retrieval import BM25Index
 from searchain.types import Passage, Trace
-from test_thinkcite_reward import reference_gguf  # noqa: F401  (fixture)
 
 
 def alce_prompt(data_dir: Path, family: str) -> dict:
@@ -146,7 +145,7 @@ def check_trace(trace: Trace, iterations: int, children: int) -> None:
 
 
 @pytest.mark.slow
-def test_end_to_end_on_two_alce_questions(data_dir, alce_index, reference_gguf):  # noqa: F811
+def test_end_to_end_on_two_alce_questions(data_dir, alce_index, reference_gguf):
     from searchain.llm.local import LocalLLM
 
     llm = LocalLLM()

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rebel_kit import DESCRIPTION, KEY, NOBEL, RECORDED_SPLIT, facts_tool, run
 from recordings import RECORD, recorded_llm
 from searchain.events import listening
 from searchain.llm import LLM, GenerationParams
@@ -30,24 +31,12 @@ from searchain.methods.rebel.parse import (
     parse_tool_number,
     parse_yes_no,
 )
-from searchain.net.safe_http import HttpPolicy
-from searchain.tools import HttpTool
 from searchain.tools.base import OUTPUT_CHARS
 from searchain.tools.calculator import Calculator
 from searchain.types import CompletionResult, Trace
 from tool_server import FactServer, load_facts
 
-KEY = "sk-rebel+Secret/key=="
 KEY_FORMS = (KEY, urllib.parse.quote(KEY, safe=""), urllib.parse.quote_plus(KEY))
-NOBEL = "Who won the Nobel Prize in Literature in the year Marvin Gaye was born?"
-DESCRIPTION = (
-    "Fact search: finds short facts about people and countries (birthplace, birth date, "
-    "currency, latitude, prizes)."
-)
-
-# The recordings were made with the earlier split prompt, which teaches [] for a question one
-# tool use answers; the paper's (the default) returns the question itself (issue 29 R2).
-RECORDED_SPLIT = "empty"
 
 
 @pytest.fixture(scope="module")
@@ -66,23 +55,6 @@ def embedder():
     return Embedder(engine="numpy")
 
 
-def facts_tool(server: FactServer, path: str = "/search", **schema) -> HttpTool:
-    q = {"type": "string", "description": "what to search for", **schema}
-    return HttpTool(
-        "facts",
-        DESCRIPTION,
-        {
-            "type": "object",
-            "properties": {"q": q},
-            "required": ["q"],
-            "additionalProperties": False,
-        },
-        url=server.url + path,
-        static_params={"api_key": KEY},
-        policy=HttpPolicy(allow_private=(f"127.0.0.1:{server.port}",)),
-    )
-
-
 class Observed(LLM):
     """Passes calls through to a real (or replayed) model and keeps the prompts it was sent."""
 
@@ -95,15 +67,6 @@ class Observed(LLM):
     def _complete(self, prompt: str, params: GenerationParams) -> CompletionResult:
         self.prompts.append(prompt)
         return self.inner.complete(prompt, params)
-
-
-def run(server, embedder, question=NOBEL, llm=None, tool=None, tools=None, **cfg) -> Trace:
-    # recorded with the earlier split prompt (a one-tool question gets []): see RECORDED_SPLIT
-    config = RebelConfig(**{"max_depth": 2, "max_llm_calls": 20, "max_tool_calls": 6,
-                            "split_prompt": RECORDED_SPLIT, **cfg})  # fmt: skip
-    method = Rebel(llm or recorded_llm("rebel"), tools or [tool or facts_tool(server)], config,
-                   embedder=embedder)  # fmt: skip
-    return method.run(question)
 
 
 def nodes(trace: Trace) -> dict:

@@ -68,7 +68,7 @@ def test_a_larger_context_holds_the_papers_four_whole_demos() -> None:
 def test_max_prompt_chars_counts_the_questions_part_not_the_demos() -> None:
     """Four whole demos are ~11,000 characters: a limit on the whole prompt would stop every
     reflection before it began; the limit is on what follows the demos."""
-    from test_thinkcite_chat import DOCS, ListRetriever, ScriptedChat
+    from thinkcite_kit import DOCS, ListRetriever, ScriptedChat
 
     replies = ["Search: Kiss and Tell", "Reflexion: not enough.", "Search: Shirley Temple",
                "Output: Shirley Temple played Corliss Archer [2]."]  # fmt: skip

@@ -15,6 +15,8 @@ from pathlib import Path
 import playwright.sync_api as playwright_api
 import pytest
 
+from rebel_kit import KEY, NOBEL
+from rebel_kit import run as rebel_run
 from recordings import recorded_llm
 from searchain.eval.datasets import load_dataset
 from searchain.eval.runner import Item, prepare_run_dir, read_results
@@ -26,12 +28,10 @@ from searchain.scoring import score_item
 from searchain.server import Engine
 from searchain.types import Passage, Trace
 from serverkit import QUESTION, make_engine, make_run, serving
-from test_rebel import KEY, NOBEL
-from test_rebel import run as rebel_run
 from tool_server import FactServer, load_facts
 
 CHROMIUM = Path("/usr/bin/chromium")
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -109,8 +109,8 @@ def make_route_run(out: Path, hotpot: list[dict], index: BM25Index) -> dict:
     """SearChain reading first, then chaining, on hotpot[2] as test_searchain_route.py runs it
     (the same recorded outputs of the 0.5B chat model)."""
     from recordings import Replayed
-    from test_searchain_route import CHAT_MODEL
-    from test_searchain_route import run as route_run
+    from route_kit import CHAT_MODEL
+    from route_kit import run as route_run
 
     llm = Replayed(recorded_llm("searchain_route", model=CHAT_MODEL))
     ex = hotpot[2]
@@ -347,7 +347,9 @@ def test_rebel_recursion_shows_tool_calls_and_facts(browser, url, runs):  # type
     tools = [n for n in nodes if "tool" in n["meta"]]
     by_memory = [n for n in nodes if "tool" not in n["meta"]]
     # test_rebel.py checks that this recorded run splits the question and calls the tool.
-    assert tools and len(nodes) >= 3, "rebel.jsonl out of date? see tests/test_rebel.py"
+    assert tools and len(nodes) >= 3, (
+        "rebel.jsonl out of date? see tests/methods/rebel/test_rebel.py"
+    )
     page = browser.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))

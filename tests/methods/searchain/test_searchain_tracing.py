@@ -24,7 +24,7 @@ from searchain.methods.searchain.tracing import (
 from searchain.readers.llm_reader import LLMReader
 from searchain.types import Completion, CompletionResult, Node, Trace
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[3] / "results"
 CHAT_RUN = RESULTS / "chat-hotpotqa" / "chat" / "results.jsonl"
 # The items of the committed chat run whose tracing reply restated the tracing turn.
 ECHOED = {"5abd94525542992ac4f382d2", "5a7166395542994082a3e814", "5ab3b0bf5542992ade7c6e39"}

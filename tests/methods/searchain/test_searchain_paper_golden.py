@@ -6,7 +6,8 @@ For every recorded scenario of the SearChain tests (real outputs of the embedded
 the real HotpotQA index, ``tests/data/recordings/searchain.jsonl``), the answer, the verified
 path, the final content and the references are those of ``tests/data/searchain_golden.json``,
 written from the code before issue 50. Regenerate only for a deliberate change of the paper's
-behaviour (and say so in the commit): ``python tests/test_searchain_paper_golden.py --write``.
+behaviour (and say so in the commit):
+``python tests/methods/searchain/test_searchain_paper_golden.py --write``.
 """
 
 from __future__ import annotations
@@ -20,16 +21,16 @@ import pytest
 
 from searchain.methods.builtin import SEARCHAIN_PAPER
 
-sys.path.insert(0, str(Path(__file__).parent))  # recordings.py, when run as a script
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # recordings.py, as a script
 
 from recordings import recorded_llm
 
-GOLDEN = Path(__file__).parent / "data" / "searchain_golden.json"
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "hotpotqa" / "dev_subsampled.jsonl"
+GOLDEN = Path(__file__).resolve().parents[2] / "data" / "searchain_golden.json"
+DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "hotpotqa" / "dev_subsampled.jsonl"
 # The recordings were made with the paper's CoQ prompt (question in the instruction).
 PAPER = SEARCHAIN_PAPER  # the recordings were made with the paper preset's settings
 READER_FORM = {**PAPER, "answer_after_feedback": "reader"}
-# name: (HotpotQA item, settings): the scenarios tests/test_searchain*.py replay.
+# name: (HotpotQA item, settings): the scenarios tests/methods/searchain/test_searchain*.py replay.
 SCENARIOS: dict[str, tuple[int, dict[str, Any]]] = {
     "paper-0": (0, PAPER),
     "paper-1": (1, PAPER),

@@ -4,7 +4,6 @@ requantised to Q3_K_S here, a genuinely different model), R_a with NLI judges.""
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 import pytest
 
@@ -26,17 +25,6 @@ DOCS = [
             "built it.", "Eiffel Tower"),
     Passage("d3", "Bananas are rich in potassium.", "Banana"),
 ]  # fmt: skip
-
-
-@pytest.fixture(scope="session")
-def reference_gguf(request) -> Path:
-    """The packaged Q4_K_M model requantised to Q3_K_S with llama.cpp's own quantiser (about
-    a second), cached in the pytest cache directory."""
-    from conftest import kept_dir, requantised
-    from searchain.llm.local import default_model_path
-
-    out = kept_dir(request, "thinkcite-reference") / "gemma-270m-q3_k_s.gguf"
-    return requantised(default_model_path(), out, threads=2)
 
 
 @pytest.fixture(scope="module")
