@@ -4,7 +4,7 @@ Every cell is read from ``src/searchain/data/calibrator-*.json``: the configurat
 calibrator was fit on, its fit and certification item counts, the lowest risk its
 certification items certify at δ and the threshold there, its cross-validated log-loss against
 the base rate's on the fit items, and whether its values are shown as probabilities. A refit
-reprints the table (tests/test_confidence_certification.py checks that the docs hold these
+reprints the table (tests/scoring/test_confidence_certification.py checks that the docs hold these
 rows, word for word).
 
     .venv/bin/python bench/calibrator_table.py

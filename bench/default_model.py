@@ -15,7 +15,7 @@ what a new user meets on their first run:
     SEARCHAIN_THREADS=1 .venv/bin/python bench/default_model.py run      # resumable
     .venv/bin/python bench/default_model.py table                        # Markdown
 
-Runs live in ``results/default-model/``; ``tests/test_default_model.py`` recomputes the table.
+Runs live in ``results/default-model/``; ``tests/bench/test_default_model.py`` recomputes the table.
 Compile time of llama.cpp (~6 min on 2 cores) is the same for every model and is not counted.
 """
 
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def page(text: str) -> str:
-    """``results/default-model/README.md``; tests/test_default_model.py checks that it is what
+    """``results/default-model/README.md``; tests/bench/test_default_model.py checks that it is what
     the committed runs say."""
     return (
         "# Which offline model answers the demo questions? (issue 18, item 5)\n\n"

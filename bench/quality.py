@@ -470,7 +470,7 @@ def has_run(path: Path) -> bool:
 
 def tables_page(model: str, sets: str, text: str) -> str:
     """``results/quality/<model>/README.md``: the tables and the commands that made them;
-    tests/test_quality.py checks that it is what the committed runs say."""
+    tests/bench/test_quality.py checks that it is what the committed runs say."""
     return (
         f"# Quality runs of {model}\n\nMade by (re-run the first to resume or grow a run):\n\n"
         f"```bash\nSEARCHAIN_THREADS=1 .venv/bin/python bench/quality.py run --sets {sets} "

@@ -13,7 +13,7 @@ real ones; bench/faults.py has the misbehaving servers):
 * the OpenAI-compatible and MCP faces: rate limit and answer slots under a loopback load
   (429s, nothing lost or hung), forbidden options through both (refused, no model call).
 
-tests/test_reliability.py asserts every figure. Exit status 1 if any misses its target.
+tests/bench/test_reliability.py asserts every figure. Exit status 1 if any misses its target.
 
     .venv/bin/python bench/reliability.py [--only ssrf,deadlines,...] [--points 20]
 """

@@ -32,7 +32,7 @@ if [[ ",$extras," == *",test,"* ]] && [ ! -x /usr/bin/chromium ]; then
   if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
   $sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q chromium
 fi
-# The real-document tests (tests/test_documents_real.py) read pdftotext's text as the reference,
+# The real-document tests (tests/retrieval/documents/test_documents_real.py) read pdftotext's text as the reference,
 # and fetch Debian documentation packages with apt-get download + dpkg -x.
 if [[ ",$extras," == *",test,"* ]] && ! command -v pdftotext >/dev/null; then
   echo "Installing poppler-utils for the real-document tests (apt-get)..." >&2

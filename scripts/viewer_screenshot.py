@@ -15,16 +15,16 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "server")]  # test_viewer.py
 
 from playwright.sync_api import sync_playwright  # noqa: E402
+from test_viewer import ARGS, CHROMIUM  # noqa: E402
 
 from searchain.llm import make_llm  # noqa: E402
 from searchain.llm.models import answer_model  # noqa: E402
 from searchain.retrieval import default_index  # noqa: E402
 from searchain.server.engine import Engine  # noqa: E402
 from serverkit import serving  # noqa: E402
-from test_viewer import ARGS, CHROMIUM  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "hotpotqa" / "dev_subsampled.jsonl"
 

@@ -71,8 +71,8 @@ def test_readme_is_a_front_page() -> None:
 
 def test_readme_tables_are_copied_from_the_results_page() -> None:
     # The teaser's numbers are moved, never retyped: docs/results.md holds the same rows, and
-    # its tables are recomputed from the committed runs (tests/test_results_table.py for the
-    # embedded model's, tests/test_quality.py's pages for the 1.5B model's).
+    # its tables are recomputed from the committed runs (tests/eval/test_results_table.py for the
+    # embedded model's, tests/bench/test_quality.py's pages for the 1.5B model's).
     section = prose(README.read_text(encoding="utf-8")).split("\n## Results\n", 1)[1]
     rows = [line for line in section.split("\n## ", 1)[0].splitlines()
             if line.startswith("|") and re.search(r"\d", line)]  # fmt: skip
