@@ -208,6 +208,25 @@ class Confidence:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    def headline(self) -> str:
+        """How far to trust the answer, in the words every face leads with: a calibrated
+        probability keeps its number; a score that is not one shows no number (a bare 0.97
+        reads as certainty) — what holds and what fails lead instead."""
+        if self.calibrated:
+            return f"{self.value:.2f}, the probability that it is right (calibrated)"
+        return (
+            f"not a probability (uncalibrated). What holds: {self.holds()}. "
+            f"What fails: {self.fails()}."
+        )
+
+    def holds(self) -> str:
+        """What speaks for the answer, in words."""
+        return "; ".join(self.raised_by) or "nothing the checks could confirm"
+
+    def fails(self) -> str:
+        """What speaks against it, in words."""
+        return "; ".join(self.lowered_by) or "no check failed"
+
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Confidence:
         known = {f.name for f in dataclasses.fields(cls)}

@@ -117,8 +117,13 @@ def test_a_completion_carries_the_answer_and_its_citations(client: openai.OpenAI
     # Every answer carries its confidence; without a calibrator for Gemma it is a score that
     # says so, in the response and in the chat window's footer.
     conf = (r.model_extra or {})["searchain"]["confidence"]
-    assert conf["calibrated"] is False and 0 <= conf["value"] <= 1
-    assert "(uncalibrated score)" in (message.content or "")
+    # No bare number for a score that is not a probability (issue 61): the value is null,
+    # the score is named as one, and the footer leads with what holds and fails.
+    assert conf["calibrated"] is False and conf["value"] is None and 0 <= conf["score"] <= 1
+    assert conf["headline"].startswith("not a probability (uncalibrated). What holds: ")
+    content = message.content or ""
+    assert "Confidence: not a probability (uncalibrated)" in content and "What fails: " in content
+    assert "Confidence: 0" not in content and "Confidence: 1" not in content
 
 
 def test_a_stream_shows_the_chain_then_the_answer_with_usage(client: openai.OpenAI) -> None:
@@ -209,6 +214,8 @@ async def mcp_session_checks(session: ClientSession) -> None:
     assert not answer.is_error, answer.content
     out = answer.structured_content or {}
     assert out["answer"] and out["sources"] and out["method"] == "retrieve-read"
+    conf = out["confidence"]  # an uncalibrated score is not given as a bare value
+    assert conf["value"] is None and conf["headline"].startswith("not a probability")
     assert all(f"[{s['mark']}]" in out["answer"] for s in out["sources"])
     for bad in (
         {"question": QUESTION, "options": {"index": "/etc"}},

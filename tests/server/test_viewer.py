@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -188,7 +189,9 @@ def test_ask_on_the_page_cite_and_tree(browser, url: str) -> None:  # type: igno
     # and why, with what lowered and raised it (issue 41).
     said = page.locator("p.confidence").inner_text()
     conf = trace["confidence"]
-    assert f"Confidence: {conf['value']:.2f}" in said and "uncalibrated score" in said
+    # no bare number for a score that is not a probability (issue 61)
+    assert "Confidence: not a probability (uncalibrated)" in said and "uncalibrated score" in said
+    assert not re.search(r"Confidence: \d", said), said
     assert all(reason in said for reason in conf["lowered_by"] + conf["raised_by"])
     assert conf["note"] and conf["note"] in said
     nodes = page.locator("#tree svg g.node")

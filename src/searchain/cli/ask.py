@@ -154,22 +154,28 @@ LOW_CONFIDENCE = 0.5
 
 
 def show_confidence(trace: Trace) -> None:
-    """How far to trust the answer: the value (a probability only when calibrated), a low one
-    marked, what lowered and raised it, and the terms of a risk bound (a withheld answer is
-    said before the answer, by ``show_trace``)."""
+    """How far to trust the answer: a calibrated probability (a low one marked), else no
+    number — what holds and what fails, and why the score is not a probability; the terms of
+    a risk bound (a withheld answer is said before the answer, by ``show_trace``)."""
     conf = trace.confidence
     if conf is None:
         return
-    low = conf.value < LOW_CONFIDENCE
-    kind = "probability that it is right" if conf.calibrated else "uncalibrated score"
-    value = f"[{'red' if low else 'green'}]{conf.value:.2f}[/]"
-    console.print(f"[bold]Confidence:[/] {value} ({kind}{', low' if low else ''})")
-    if conf.lowered_by:
-        console.print(f"  [dim]lowered by: {escape('; '.join(conf.lowered_by))}[/]")
-    if conf.raised_by:
-        console.print(f"  [dim]raised by: {escape('; '.join(conf.raised_by))}[/]")
-    if not conf.calibrated and conf.note:
-        console.print(f"  [dim]{escape(conf.note)}[/]")
+    if conf.calibrated:
+        low = conf.value < LOW_CONFIDENCE
+        value = f"[{'red' if low else 'green'}]{conf.value:.2f}[/]"
+        console.print(
+            f"[bold]Confidence:[/] {value} (probability that it is right{', low' if low else ''})"
+        )
+        if conf.lowered_by:
+            console.print(f"  [dim]lowered by: {escape('; '.join(conf.lowered_by))}[/]")
+        if conf.raised_by:
+            console.print(f"  [dim]raised by: {escape('; '.join(conf.raised_by))}[/]")
+    else:  # no number: what holds and what fails lead (Confidence.headline, line by line)
+        console.print("[bold]Confidence:[/] not a probability (uncalibrated)")
+        console.print(f"  [green]what holds:[/] {escape(conf.holds())}")
+        console.print(f"  [red]what fails:[/] {escape(conf.fails())}")
+        if conf.note:
+            console.print(f"  [dim]{escape(conf.note)}[/]")
     if conf.terms:
         console.print(f"  [dim]{escape(conf.terms)}[/]")
 

@@ -7,7 +7,7 @@ LLM call, that import took a core from llama.cpp and slowed its decoding for sec
 computes the same embeddings — BertModel, mean pooling over the attention mask, L2
 normalisation, as the packaged all-MiniLM-L6-v2 is configured — from the model's own
 ``model.safetensors`` and ``tokenizer.json`` in a few milliseconds, importing only NumPy,
-``safetensors`` and ``tokenizers``. ``tests/test_bert_numpy.py`` checks it against
+``safetensors`` and ``tokenizers``. ``tests/readers/test_bert_numpy.py`` checks it against
 sentence-transformers on the same model (cosine 1 - 1e-6). A model directory that is not
 this shape raises :class:`UnsupportedModel`, and the caller uses sentence-transformers.
 

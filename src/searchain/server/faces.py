@@ -85,8 +85,11 @@ def confidence(trace: Trace) -> dict[str, Any] | None:
     if conf is None or not math.isfinite(conf.value):
         return None
     return {
-        "value": conf.value,
+        # a score that is not a probability is not given as a bare value (headline, score)
+        "value": conf.value if conf.calibrated else None,
+        "score": None if conf.calibrated else conf.value,
         "calibrated": conf.calibrated,
+        "headline": conf.headline(),
         "lowered_by": list(conf.lowered_by),
         "raised_by": list(conf.raised_by),
         "abstained": conf.abstained,
@@ -108,14 +111,18 @@ def footer(srcs: list[Source], conf: dict[str, Any] | None, route: str | None = 
     if route:
         lines.append(f"\n{route}")
     if conf is not None:
-        kind = "probability that it is right" if conf["calibrated"] else "uncalibrated score"
-        lines.append(f"\nConfidence: {conf['value']:.2f} ({kind})")
-        if conf["lowered_by"]:
-            lines.append(f"Lowered by: {'; '.join(conf['lowered_by'])}")
-        if conf["raised_by"]:
-            lines.append(f"Raised by: {'; '.join(conf['raised_by'])}")
-        if not conf["calibrated"] and conf["note"]:
-            lines.append(conf["note"])
+        if conf["calibrated"]:
+            lines.append(f"\nConfidence: {conf['value']:.2f} (probability that it is right)")
+            if conf["lowered_by"]:
+                lines.append(f"Lowered by: {'; '.join(conf['lowered_by'])}")
+            if conf["raised_by"]:
+                lines.append(f"Raised by: {'; '.join(conf['raised_by'])}")
+        else:  # no number: what holds and what fails lead
+            lines.append("\nConfidence: not a probability (uncalibrated)")
+            lines.append(f"What holds: {'; '.join(conf['raised_by']) or 'nothing confirmed'}")
+            lines.append(f"What fails: {'; '.join(conf['lowered_by']) or 'no check failed'}")
+            if conf["note"]:
+                lines.append(conf["note"])
         if conf["terms"]:
             lines.append(f"Threshold: {conf['terms']}")
     return "\n".join(lines)

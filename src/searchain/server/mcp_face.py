@@ -73,8 +73,10 @@ class AnswerResult(BaseModel):
     sources: list[SourceHit]
     confidence: dict[str, Any] | None = Field(
         None,
-        description="value; calibrated (a probability only when true, else an uncalibrated "
-        "score, and note says why); lowered_by / raised_by (what moved it, in words); "
+        description="headline (how far to trust it, in words: lead with it); calibrated; "
+        "value (the probability that it is right, only when calibrated, else null); score "
+        "(an uncalibrated score, not a probability, and note says why); lowered_by / "
+        "raised_by (what moved it, in words); "
         "abstained; threshold (null: none asked, or none certified) and terms (the "
         "guarantee, or why there is none); calibrator (its provenance).",
     )

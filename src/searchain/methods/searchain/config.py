@@ -274,7 +274,7 @@ class SearChainConfig:
         """Settings that change nothing under this configuration (a run manifest leaves them
         out, so a run made before they existed still resumes): the label instruction of
         tracing on a task without labels (HotpotQA's, MuSiQue's turn is the same word for
-        word either way, tests/test_searchain_tracing.py)."""
+        word either way, tests/methods/searchain/test_searchain_tracing.py)."""
         inert = set() if self.task in LABEL_INSTRUCTIONS else {"label_in_tracing"}
         if self.final_step == "tracing":  # the evidence step's knobs
             inert |= {"evidence_k", "evidence_max_tokens", "evidence_sources"}

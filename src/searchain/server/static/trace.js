@@ -142,20 +142,27 @@ function inDocument(body, p, loadContext) {
   return button;
 }
 
-// How far to trust the answer: the value (a probability only when calibrated), a low one
-// marked, what lowered and raised it, and why a score is not a probability (as `ask` says
-// it); a withheld answer says so, with the guess.
+// How far to trust the answer: a calibrated probability keeps its number (a low one marked);
+// a score that is not a probability shows none — what holds and what fails lead, then why it
+// is not a probability (as `ask` says it); a withheld answer says so, with the guess.
 export function confidenceLine(trace) {
   const c = trace.confidence;
   if (!c) return null;
   const low = c.value < 0.5;
-  const kind = c.calibrated ? "probability that it is right" : "uncalibrated score";
-  const parts = [h("strong", {}, "Confidence: "),
-    h("span", { class: low ? "conf-low" : "conf-ok" }, c.value.toFixed(2)),
-    ` (${kind}${low ? ", low" : ""})`];
-  if (c.lowered_by?.length) parts.push(h("span", { class: "pid" }, ` · lowered by: ${c.lowered_by.join("; ")}`));
-  if (c.raised_by?.length) parts.push(h("span", { class: "pid" }, ` · raised by: ${c.raised_by.join("; ")}`));
-  if (!c.calibrated && c.note) parts.push(h("span", { class: "pid conf-note" }, ` · ${c.note}`));
+  const parts = [h("strong", {}, "Confidence: ")];
+  if (c.calibrated) {
+    parts.push(h("span", { class: low ? "conf-low" : "conf-ok" }, c.value.toFixed(2)),
+      ` (probability that it is right${low ? ", low" : ""})`);
+    if (c.lowered_by?.length) parts.push(h("span", { class: "pid" }, ` · lowered by: ${c.lowered_by.join("; ")}`));
+    if (c.raised_by?.length) parts.push(h("span", { class: "pid" }, ` · raised by: ${c.raised_by.join("; ")}`));
+  } else {
+    const holds = c.raised_by?.length ? c.raised_by.join("; ") : "nothing the checks could confirm";
+    const fails = c.lowered_by?.length ? c.lowered_by.join("; ") : "no check failed";
+    parts.push("not a probability (uncalibrated). ",  // no number: what holds and fails lead
+      h("span", { class: "conf-ok" }, `What holds: ${holds}. `),
+      h("span", { class: "conf-low" }, `What fails: ${fails}.`));
+    if (c.note) parts.push(h("span", { class: "pid conf-note" }, ` · ${c.note}`));
+  }
   const line = h("p", { class: "confidence", "data-calibrated": String(c.calibrated) }, ...parts);
   if (!c.abstained) return line;
   // A null threshold: --max-risk certified none for this answer; its terms say why.
