@@ -90,6 +90,8 @@ def confidence(trace: Trace) -> dict[str, Any] | None:
         "score": None if conf.calibrated else conf.value,
         "calibrated": conf.calibrated,
         "headline": conf.headline(),
+        "holds": conf.holds(),
+        "fails": conf.fails(),
         "lowered_by": list(conf.lowered_by),
         "raised_by": list(conf.raised_by),
         "abstained": conf.abstained,
@@ -119,8 +121,8 @@ def footer(srcs: list[Source], conf: dict[str, Any] | None, route: str | None = 
                 lines.append(f"Raised by: {'; '.join(conf['raised_by'])}")
         else:  # no number: what holds and what fails lead
             lines.append("\nConfidence: not a probability (uncalibrated)")
-            lines.append(f"What holds: {'; '.join(conf['raised_by']) or 'nothing confirmed'}")
-            lines.append(f"What fails: {'; '.join(conf['lowered_by']) or 'no check failed'}")
+            lines.append(f"What holds: {conf['holds']}")
+            lines.append(f"What fails: {conf['fails']}")
             if conf["note"]:
                 lines.append(conf["note"])
         if conf["terms"]:

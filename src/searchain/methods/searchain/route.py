@@ -124,13 +124,20 @@ def first_read(
     return read
 
 
-def leaned_on(read: Trace) -> Passage | None:
-    """The passage the first read leaned on: the first it cited, else its first reference."""
+def model_cited(read: Trace) -> list[Passage]:
+    """The passages the first read's model cited itself (not post hoc), each once, in order."""
     by_id = {p.id: p for p in read.references}
+    seen: dict[str, Passage] = {}
     for c in read.citations:
         if c.origin == "model" and c.passage_id in by_id:
-            return by_id[c.passage_id]
-    return read.references[0] if read.references else None
+            seen.setdefault(c.passage_id, by_id[c.passage_id])
+    return list(seen.values())
+
+
+def leaned_on(read: Trace) -> Passage | None:
+    """The passage the first read leaned on: the first it cited, else its first reference."""
+    cited = model_cited(read)
+    return cited[0] if cited else (read.references[0] if read.references else None)
 
 
 def signals(
@@ -182,7 +189,7 @@ def summary(read: Trace) -> dict[str, Any]:
         "answer": read.answer,
         "final_content": read.final_content,
         "references": [p.id for p in read.references],
-        "cited": [c.passage_id for c in read.citations if c.origin == "model"],
+        "cited": [p.id for p in model_cited(read)],
         "errors": list(read.errors),
     }
 
@@ -202,12 +209,7 @@ def adopt(trace: Trace, read: Trace) -> None:
 def kept_passages(read: Trace) -> list[Passage]:
     """The first read's cited passages, which lead the chain's evidence (nothing found is
     lost to the cap)."""
-    by_id = {p.id: p for p in read.references}
-    seen: dict[str, Passage] = {}
-    for c in read.citations:
-        if c.origin == "model" and c.passage_id in by_id:
-            seen.setdefault(c.passage_id, by_id[c.passage_id])
-    return list(seen.values())
+    return model_cited(read)
 
 
 def route_words(trace: Trace) -> str | None:
