@@ -111,7 +111,7 @@ def test_report_shows_the_platt_column_beside_the_naive_one(tmp_path: Path) -> N
     assert "| ECE (10 bins) |" in text
     # The numbers are the module's: confidence against the Platt map on the same items.
     from searchain.eval import report as rep
-    from searchain.eval.selective_report import collect
+    from searchain.eval.selective.method_confidence import collect
 
     m = collect(rep.load([reported]))[0][0]
     has = m.with_naive

@@ -206,7 +206,7 @@ def test_report_prints_the_section_and_writes_both_pngs(tmp_path: Path) -> None:
 
 def test_report_section_numbers_match_the_module(tmp_path: Path) -> None:
     from searchain.eval import report as rep
-    from searchain.eval.selective_report import collect
+    from searchain.eval.selective.method_confidence import collect
 
     run = write_run(tmp_path / "r")
     found, without = collect(rep.load([run]))
@@ -236,7 +236,7 @@ def test_report_says_how_ece_moves_with_the_bin_count(tmp_path: Path) -> None:
     """Beside the table's 10-bin ECE, one line with 5, 10, 15 and 20 bins on all the items:
     the 10-bin value is the module's, and the others are not copies of it."""
     from searchain.eval import report as rep
-    from searchain.eval.selective_report import collect
+    from searchain.eval.selective.method_confidence import collect
 
     run = write_run(tmp_path / "r")
     m = collect(rep.load([run]))[0][0]

@@ -248,7 +248,7 @@ def write_report(
     """The report's files in ``out``: report.md, report.csv, report.png, and for methods with
     confidences selective.csv and the two plots."""
     from searchain.eval import report as rep
-    from searchain.eval.selective_report import plots as selective_plots
+    from searchain.eval.selective.plots import plots as selective_plots
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.md").write_text(rep.markdown(rows) + ("\n" + extra if extra else ""))

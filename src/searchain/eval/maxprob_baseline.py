@@ -23,7 +23,7 @@ import numpy as np
 from searchain.eval import naive_platt
 from searchain.eval import selective as sel
 from searchain.eval.run_records import RunRecords
-from searchain.eval.selective_cells import ROWS, cell, csv_rows, diff
+from searchain.eval.selective.cells import ROWS, cell, csv_rows, diff
 from searchain.scoring import maxprob
 
 FEATURE = "maxprob_logprob"  # the Platt map's one input: ln MaxProb, a mean log-probability

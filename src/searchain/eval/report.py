@@ -97,7 +97,7 @@ def markdown(rows: list[Row]) -> str:
 def selective_csv(rows: list[dict[str, object]]) -> str:
     """The selective-answering statistics as CSV: one row per run, method, score
     (confidence, a baseline, or a paired difference ``a - b``), metric; value and 95 % CI."""
-    from searchain.eval.selective_cells import CSV_FIELDS
+    from searchain.eval.selective.cells import CSV_FIELDS
 
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CSV_FIELDS)
@@ -135,14 +135,14 @@ def analyses(
     and ``searchain-no-ir``, the effects of IR on the questions both answered (Table 3:
     correct with/without IR, IR-helped questions, misleading rate); then, for each method
     whose traces carry a confidence, selective answering against the naive confidence
-    (:mod:`searchain.eval.selective_report`). Correct = the item's cover-EM (of its final
+    (:mod:`searchain.eval.selective.report`). Correct = the item's cover-EM (of its final
     answer) as recorded by the run, or as rescored (:mod:`searchain.eval.rescore`). With
     ``naive_platt_runs`` (calibration runs), the naive confidence is also compared
     Platt-scaled on their fit items (:mod:`searchain.eval.naive_platt`); with
     ``maxprob_platt_runs``, MaxProb too (:mod:`searchain.eval.maxprob_baseline`).
     ``selective_rows`` receives the selective statistics as rows (selective.csv)."""
     from searchain.eval.analyses import ir_effects
-    from searchain.eval.selective_report import section as selective_answering
+    from searchain.eval.selective.report import section as selective_answering
     from searchain.types import Trace
 
     out = []

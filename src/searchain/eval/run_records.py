@@ -1,5 +1,5 @@
 """A run directory's records, read once and shared by the report's table and its sections
-(``report.py``, ``selective_report.py``, ``rescore.py``)."""
+(``report.py``, ``selective/report.py``, ``rescore.py``)."""
 
 from __future__ import annotations
 
