@@ -21,7 +21,7 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from searchain.net.serving import running
 from searchain.server import Engine, Settings, create_app
-from searchain.server.face_limits import Rate, RateLimit
+from searchain.server.limits.rate import Rate, RateLimit
 from serverkit import make_engine
 
 try:
@@ -59,6 +59,30 @@ def test_rate_parsing_and_the_bucket() -> None:
     assert limit.take("a") == pytest.approx(30.0) and limit.take("b") == 0.0
     now[0] = 30.0
     assert limit.take("a") == 0.0 and limit.take("a") > 0
+
+
+def test_the_limits_stand_in_their_one_order() -> None:
+    """Outermost first: OpenAI's error shape, Host, token (/v1/, then /mcp), rate, body; a
+    limit that is off is left out, and create_app puts exactly this stack on the app."""
+    from searchain.llm.openai_backend import OpenAILLM
+    from searchain.net.serving import BodyLimit
+    from searchain.server.limits import HostAllowList, OpenAIErrorShape, TokenAuth, middleware
+
+    every = Settings(token=TOKEN, runs_dir=None)
+    assert [(m.cls, m.kwargs.get("prefix")) for m in middleware(every)] == [
+        (OpenAIErrorShape, None),
+        (HostAllowList, None),
+        (TokenAuth, "/v1/"),
+        (TokenAuth, "/mcp"),
+        (RateLimit, None),
+        (BodyLimit, None),
+    ]
+    none = Settings(token=None, allowed_hosts=None, rate_limit="off", runs_dir=None)
+    assert [m.cls for m in middleware(none)] == [OpenAIErrorShape, BodyLimit]
+    with pytest.raises(ValueError, match="rate"):
+        middleware(Settings(rate_limit="5/week"))
+    app = create_app(Engine(OpenAILLM("m", base_url="http://127.0.0.1:9/v1"), None), every)
+    assert [repr(m) for m in app.user_middleware] == [repr(m) for m in middleware(every)]
 
 
 def test_the_rate_limit_answers_429_with_retry_after(engine: Engine) -> None:

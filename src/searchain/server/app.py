@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import FastAPI, Query
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.routing import Route
 
 from searchain import redaction
-from searchain.net.serving import BodyLimit
 from searchain.server import models as m
 from searchain.server.engine import Engine
 from searchain.server.errors import (
@@ -36,12 +36,18 @@ from searchain.server.errors import (
     ApiError,
     install_error_handlers,
 )
-from searchain.server.faces_install import install_faces
-from searchain.server.limits import LOOPBACK_HOSTS, HostAllowList, TokenAuth
+from searchain.server.limits import LOOPBACK_HOSTS, install_limits
+from searchain.server.openai_face import register_openai_routes
 from searchain.server.pipeline import Answering, FaceError, start_answer
 from searchain.server.public import public
 from searchain.server.runs import RunNotFound, RunStore
-from searchain.server.streaming import EventStream, document_context, sse, token_dependencies
+from searchain.server.streaming import (
+    KEEP_ALIVE,
+    EventStream,
+    document_context,
+    sse,
+    token_dependencies,
+)
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
@@ -96,25 +102,16 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
         docs_url="/docs",
         redoc_url=None,
     )
-    app.add_middleware(BodyLimit, max_bytes=s.max_body_bytes)
-    if s.token is not None:  # added after BodyLimit, so it runs first: 401 before any read
-        app.add_middleware(TokenAuth, token=s.token)
-    if s.allowed_hosts is not None:  # added last, so it runs first of all
-        app.add_middleware(HostAllowList, hosts=s.allowed_hosts)
+    install_limits(app, s)  # Host, token, rate and body limits, in their one order
     install_error_handlers(app)
     # Routes in this order, which is the order of the OpenAPI schema's paths.
-    auth = _auth(s)
+    auth = token_dependencies(s.token)  # the token's scheme in the OpenAPI schema
     _add_ask_routes(app, engine, s, auth)
     _add_lookup_routes(app, engine, s, auth)
     _add_run_routes(app, RunStore(s.runs_dir), auth)
     _add_health_and_viewer(app, engine, s)
-    install_faces(app, engine, s)  # /v1/chat/completions, /v1/models, /mcp
+    _add_chat_faces(app, engine, s)  # /v1/chat/completions, /v1/models, /mcp
     return app
-
-
-def _auth(s: Settings) -> list[Any]:
-    """The dependencies of a route under /v1/ (the token's scheme in the OpenAPI schema)."""
-    return token_dependencies(s.token)
 
 
 def _add_ask_routes(app: FastAPI, engine: Engine, s: Settings, auth: list[Any]) -> None:
@@ -266,15 +263,40 @@ def _add_health_and_viewer(app: FastAPI, engine: Engine, s: Settings) -> None:
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
 
+def _add_chat_faces(app: FastAPI, engine: Engine, s: Settings) -> None:
+    """The OpenAI-compatible chat face (``server/openai_face.py``) and the MCP face at
+    ``/mcp`` (``server/mcp_face.py``; without the ``mcp`` package, a 501 that says so)."""
+    register_openai_routes(app, engine, s)
+    try:
+        from searchain.server.mcp_face import make_mcp_server, mount_mcp
+    except ImportError as e:  # the `mcp` package is missing: say so on the route and in the log
+        log.warning("no /mcp endpoint: %s (install the server extra)", e)
+
+        missing = JSONResponse({"error": "MCP is not installed here (the server extra)"}, 501)
+        app.router.routes.append(Route("/mcp", endpoint=_Asgi(missing), include_in_schema=False))
+        return
+    mount_mcp(app, make_mcp_server(engine, s), s.max_body_bytes)
+
+
+class _Asgi:
+    """An ASGI app (not a request handler, as Starlette takes a bare function for)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.app(scope, receive, send)
+
+
 async def _stream(answering: Answering, heartbeat: float) -> AsyncIterator[str]:
     async for event in answering.events(heartbeat):
-        yield ": keep-alive\n\n" if event is None else sse(event="progress", data=public(event))
+        yield KEEP_ALIVE if event is None else sse(event="progress", data=event)
     try:
         trace = await answering.trace()
     except FaceError as e:
         yield sse(event="error", data={"error": e.message, "status": e.status})
         return
-    yield sse(event="trace", data=public(trace.to_dict()))
+    yield sse(event="trace", data=trace.to_dict())
 
 
 def _page_headers() -> dict[str, str]:

@@ -29,12 +29,12 @@ from pydantic import BaseModel, Field
 
 from searchain.methods.searchain.route import route_words
 from searchain.scoring.confidence import abstention_text
+from searchain.server.answer_view import answer_text, confidence, describe, sources
 from searchain.server.engine import Engine
 from searchain.server.errors import one_line
-from searchain.server.faces import answer_text, confidence, describe, sources
 from searchain.server.models import ask_options_model
 from searchain.server.pipeline import Answering, FaceError, start_answer
-from searchain.server.streaming import document_context
+from searchain.server.streaming import document_context, document_index
 from searchain.types import Passage
 
 log = logging.getLogger(__name__)
@@ -221,15 +221,15 @@ async def answer(
 def read_passage(
     engine: Engine, pid: str | None, path: str | None, page: int | None, around: int
 ) -> ReadResult:
-    from searchain.retrieval import BM25Index
     from searchain.retrieval.documents.context import passage_on_page
 
     if (pid is None) == (path is None) or (path is not None and page is None):
         raise ToolError("give either `id`, or `path` and `page`")
-    if not isinstance(engine.retriever, BM25Index):
+    index = document_index(engine)
+    if index is None:
         raise ToolError("this server's index is not an index of documents")
     if pid is None:
-        pid = passage_on_page(engine.retriever, path or "", page or 0)
+        pid = passage_on_page(index, path or "", page or 0)
         if pid is None:
             raise ToolError(f"no passage of {one_line(path or '')!r} on page {page}")
     found = document_context(engine, pid, around)
@@ -271,7 +271,7 @@ class _McpEndpoint:
 def mount_mcp(app: Any, server: MCPServer, max_body_bytes: int) -> None:
     """``/mcp`` on the FastAPI ``app``: stateless streamable HTTP, its session manager run in
     the app's lifespan. The SDK's own DNS-rebinding check is off: the service's Host
-    allow-list (``server/limits.py``) does that job, for the names the operator allows."""
+    allow-list (``server/limits/access.py``) does that job, for the names the operator allows."""
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
     from mcp.server.transport_security import TransportSecuritySettings
     from starlette.routing import Route

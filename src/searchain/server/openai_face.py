@@ -31,12 +31,12 @@ from starlette.responses import Response
 from searchain.methods.searchain.route import route_words
 from searchain.scoring.confidence import abstention_text
 from searchain.server import openai_models as om
+from searchain.server.answer_view import Source, answer_text, confidence, describe, footer, sources
 from searchain.server.engine import Engine
-from searchain.server.face_limits import openai_error
-from searchain.server.faces import Source, answer_text, confidence, describe, footer, sources
+from searchain.server.limits.openai_errors import openai_error
 from searchain.server.pipeline import Answering, FaceError, start_answer
 from searchain.server.public import public
-from searchain.server.streaming import EventStream, sse, token_dependencies
+from searchain.server.streaming import KEEP_ALIVE, EventStream, sse, token_dependencies
 from searchain.types import Passage, Trace
 
 _MARK = re.compile(r"\[(\d+)\]")
@@ -269,28 +269,28 @@ class Reply:
         """The stream: the role, progress lines as ``reasoning_content``, the answer, the
         closing chunk (citations; usage unless a usage chunk follows), ``[DONE]``."""
         try:
-            yield _sse(self.chunk({"role": "assistant", "content": ""}))
+            yield sse(self.chunk({"role": "assistant", "content": ""}))
             async for event in answering.events(heartbeat):
                 line = describe(event) if event is not None else None
                 if event is None:
-                    yield ": keep-alive\n\n"
+                    yield KEEP_ALIVE
                 elif line:
-                    yield _sse(self.chunk({"reasoning_content": line + "\n"}))
+                    yield sse(self.chunk({"reasoning_content": line + "\n"}))
             try:
                 trace = await answering.trace()
             except FaceError as e:
-                yield _sse(openai_error(e.status, e.message, e.code))
+                yield sse(openai_error(e.status, e.message, e.code))
                 return
             message, srcs = self.message(trace)
-            yield _sse(
+            yield sse(
                 self.chunk({"content": message["content"], "annotations": message["annotations"]})
             )
             last = {**self.chunk({}, "stop"), **self.extras(trace, srcs)}
             if not usage_chunk:
                 last["usage"] = self.usage(trace)
-            yield _sse(last)
+            yield sse(last)
             if usage_chunk:
-                yield _sse(
+                yield sse(
                     {
                         **self.head(),
                         "object": "chat.completion.chunk",
@@ -301,7 +301,3 @@ class Reply:
             yield "data: [DONE]\n\n"
         finally:
             answering.cancel()
-
-
-def _sse(data: Any) -> str:
-    return sse(public(data))  # an unnamed event, as OpenAI streams its chunks

@@ -3,8 +3,8 @@ the OpenAI-compatible chat completions and MCP's ``ask`` tool: the question's le
 the runner taken from the engine (built once per spec), an answer slot taken (429 when none is
 free), then the answer under way, its progress events as they come and its trace.
 
-The limits in front of it are the same for every route too (``server/faces_install.py``): the
-Host allow-list, the bearer token, the per-client rate limit and the body limit.
+The limits in front of it are the same for every route too (``server/limits/``, in one
+order): the Host allow-list, the bearer token, the per-client rate limit and the body limit.
 
 Errors are :class:`FaceError`: a status, one readable line and a short code; each route puts
 them in its own shape (``{"error": ...}``, OpenAI's error object, an MCP tool error). What the

@@ -1,18 +1,12 @@
-"""The per-client rate limit of every route that answers, and the error shape of the
-OpenAI-compatible face, as pure ASGI middleware.
-
-* :class:`RateLimit`: a token bucket per client address on the answering paths — ``N`` requests
-  at once, then ``N`` per window, refilled evenly; over it, 429 with ``Retry-After`` (the
-  seconds until the next request would be taken). Keyed by the address the connection comes
-  from: behind a reverse proxy every client shares the proxy's bucket (docs/service.md).
-* :class:`OpenAIErrorShape`: what the service's own middleware refuses on the OpenAI paths
-  (401 token, 413 body, 400 Host) arrives in OpenAI's error object, which OpenAI's SDKs and
-  chat front ends read, rather than the service's ``{"error": "..."}``.
+"""The per-client rate limit of every route that answers, as pure ASGI middleware: a token
+bucket per client address on the answering paths — ``N`` requests at once, then ``N`` per
+window, refilled evenly; over it, 429 with ``Retry-After`` (the seconds until the next request
+would be taken). Keyed by the address the connection comes from: behind a reverse proxy every
+client shares the proxy's bucket (docs/service.md).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import time
@@ -20,16 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from searchain.server.limits.openai_errors import openai_error
 
 _UNITS = {"s": 1.0, "sec": 1.0, "min": 60.0, "m": 60.0, "h": 3600.0, "hour": 3600.0}
-ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    404: "invalid_request_error",
-    413: "invalid_request_error",
-    429: "rate_limit_error",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,17 +40,6 @@ class Rate:
     def __str__(self) -> str:
         unit = {1.0: "s", 60.0: "min", 3600.0: "h"}.get(self.per, f"{self.per:g} s")
         return f"{self.count}/{unit}"
-
-
-def openai_error(status: int, message: str, code: str | None = None) -> dict[str, object]:
-    return {
-        "error": {
-            "message": message,
-            "type": ERROR_TYPES.get(status, "api_error"),
-            "param": None,
-            "code": code,
-        }
-    }
 
 
 class RateLimit:
@@ -122,46 +100,3 @@ class RateLimit:
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
-
-
-class OpenAIErrorShape:
-    """Rewrite ``{"error": "text"}`` error bodies on ``prefixes`` into OpenAI's error object
-    (small JSON bodies only: they are buffered to be rewritten)."""
-
-    def __init__(self, app: ASGIApp, prefixes: tuple[str, ...]) -> None:
-        self.app, self.prefixes = app, prefixes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith(self.prefixes):
-            await self.app(scope, receive, send)
-            return
-        start: Message | None = None
-        chunks: list[bytes] = []
-
-        async def reshape(message: Message) -> None:
-            nonlocal start
-            if message["type"] == "http.response.start" and message["status"] >= 400:
-                start = message  # held until the body is complete
-                return
-            if start is None:
-                await send(message)
-                return
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body", False):
-                await self._send_reshaped(start, b"".join(chunks), send)
-
-        await self.app(scope, receive, reshape)
-
-    @staticmethod
-    async def _send_reshaped(start: Message, body: bytes, send: Send) -> None:
-        try:
-            data = json.loads(body)
-        except ValueError:
-            data = None
-        if isinstance(data, dict) and isinstance(data.get("error"), str):
-            status = start["status"]
-            body = json.dumps(openai_error(status, data["error"])).encode()
-            headers = [(k, v) for k, v in start.get("headers", []) if k != b"content-length"]
-            start = {**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
-        await send(start)
-        await send({"type": "http.response.body", "body": body, "more_body": False})

@@ -1,6 +1,5 @@
-"""The service's own pure ASGI middleware: bearer-token check and Host allow-list. (The
-request body limit is the one every searchain server shares: ``searchain.net.serving``.)
-"""
+"""Who may call the service: the Host allow-list (a page on another site cannot reach a
+loopback service by DNS rebinding) and the bearer token, as pure ASGI middleware."""
 
 from __future__ import annotations
 
