@@ -15,15 +15,11 @@ Issue 50's HotpotQA-100 and MuSiQue-100 tables (docs/results.md) were printed by
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-
-from searchain.eval.bootstrap import bootstrap_ci  # noqa: E402
-from searchain.eval.compare import item_scores, paired_difference  # noqa: E402
-from searchain.eval.runner import read_results  # noqa: E402
+from searchain.eval.bootstrap import bootstrap_ci
+from searchain.eval.compare import item_scores, paired_difference
+from searchain.eval.runner import read_results
 
 
 def arm_scores(spec: str, metric: str) -> tuple[str, dict[str, float]]:

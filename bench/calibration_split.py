@@ -20,19 +20,15 @@ may stop anywhere; the command refuses to write a pool that holds a held-out ite
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.kit import RESULTS_DIR
+from bench.quality import held_out_ids, reported_ids
+from searchain.eval.datasets import dataset_path
 
-from quality import held_out_ids, reported_ids  # noqa: E402
-
-from searchain.eval.datasets import dataset_path  # noqa: E402
-
-CALIBRATION = ROOT / "results" / "calibration"
+CALIBRATION = RESULTS_DIR / "calibration"
 ANSWERED = CALIBRATION / "qwen2.5-coder-1.5b" / "hotpotqa-calibration" / "results.jsonl"
 POOL = CALIBRATION / "splits" / "hotpotqa-calibration-pool.jsonl"
 
@@ -57,13 +53,20 @@ def pool_lines() -> list[str]:
 
 
 def main() -> None:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--out", type=Path, default=POOL, help="where the pool goes")
+    args = p.parse_args()
     lines = pool_lines()
     ids = {json.loads(ln)["question_id"] for ln in lines}
     if ids & held_out_ids("hotpotqa"):  # never: the frozen items are answered once, last
         raise SystemExit("the pool holds a frozen held-out item; nothing written")
-    POOL.parent.mkdir(parents=True, exist_ok=True)
-    POOL.write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
-    print(f"{POOL}: {len(lines)} items ({len(answered_order(ANSWERED))} answered before, first)")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
+    print(
+        f"{args.out}: {len(lines)} items ({len(answered_order(ANSWERED))} answered before, first)"
+    )
 
 
 if __name__ == "__main__":

@@ -12,12 +12,13 @@ rows, word for word).
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.kit import ROOT
+
 DATA = ROOT / "src" / "searchain" / "data"
 HEAD = (
     "| calibrator | fit on | fit items | certification items | lowest risk certified (δ = 0.1) "
@@ -82,5 +83,13 @@ def table() -> str:
     return "\n".join([HEAD, *(row(n, found[n]) for n in sorted(found, key=_order))])
 
 
-if __name__ == "__main__":
+def main() -> None:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.parse_args()
     sys.stdout.write(table() + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -41,16 +41,13 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without installing
-
-from searchain.eval.calibrate import run_config, stamped  # noqa: E402
-from searchain.eval.rescore import run_model  # noqa: E402
-from searchain.eval.runner import MANIFEST, RESULTS, read_results  # noqa: E402
-from searchain.scoring.confidence import (  # noqa: E402
+from bench.kit import RESULTS_DIR
+from searchain.eval.calibrate import run_config, stamped
+from searchain.eval.rescore import run_model
+from searchain.eval.runner import MANIFEST, RESULTS, read_results
+from searchain.scoring.confidence import (
     apply_calibrator,
     assess,
     checks_of,
@@ -59,9 +56,9 @@ from searchain.scoring.confidence import (  # noqa: E402
     naive_logprob,
     signals,
 )
-from searchain.scoring.confidence_checks import check_names, run_checks  # noqa: E402
-from searchain.scoring.configuration import FIELDS, configuration  # noqa: E402
-from searchain.types import Confidence, Trace  # noqa: E402
+from searchain.scoring.confidence_checks import check_names, run_checks
+from searchain.scoring.configuration import FIELDS, configuration
+from searchain.types import Confidence, Trace
 
 
 def transferred(conf: Confidence, trace: Trace, model: str) -> Confidence:
@@ -159,7 +156,7 @@ def main() -> None:
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--methods", default="searchain,retrieve-read")
     parser.add_argument("--model", default="qwen2.5-coder-1.5b", help="the runs' model")
-    parser.add_argument("--out", type=Path, default=ROOT / "results" / "confidence")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "confidence")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--check", action="append", help="an opt-in confidence check to run")
     parser.add_argument(

@@ -23,31 +23,28 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-
-from searchain.eval.calibrate import calibration_rows, item_ids  # noqa: E402
-from searchain.eval.runner import read_results  # noqa: E402
-from searchain.scoring.calibration import auroc  # noqa: E402
-from searchain.scoring.confidence import signals  # noqa: E402
-from searchain.scoring.confidence_checks import CHECKS  # noqa: E402
-from searchain.types import Trace  # noqa: E402
+from bench.kit import RESULTS_DIR
+from searchain.eval.calibrate import calibration_rows, item_ids
+from searchain.eval.runner import read_results
+from searchain.scoring.calibration import auroc
+from searchain.scoring.confidence import signals
+from searchain.scoring.confidence_checks import CHECKS
+from searchain.types import Trace
 
 REPORTED = [
-    ROOT / "results/quality/qwen2.5-coder-1.5b/hotpotqa-100",
-    ROOT / "results/quality/qwen2.5-coder-1.5b/musique-100",
+    RESULTS_DIR / "quality/qwen2.5-coder-1.5b/hotpotqa-100",
+    RESULTS_DIR / "quality/qwen2.5-coder-1.5b/musique-100",
 ]
 SIGNAL = {"nli": "answer_supported", "consistency": "answer_agreement"}
 
 
 def out_dir(args: argparse.Namespace) -> Path:
-    return args.out or ROOT / f"results/confidence/{args.check}-signal"
+    return args.out or RESULTS_DIR / f"confidence/{args.check}-signal"
 
 
 def run(args: argparse.Namespace) -> None:

@@ -31,15 +31,13 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
+from bench.kit import RESULTS_DIR, SEARCHAIN
+from searchain.eval import report as rep
+from searchain.eval.datasets import load_dataset
+from searchain.llm.models import CHUNKED, DEFAULT_MODEL, MODEL_NAMES
+from searchain.scoring.match import cover_em
 
-from searchain.eval import report as rep  # noqa: E402
-from searchain.eval.datasets import load_dataset  # noqa: E402
-from searchain.llm.models import CHUNKED, DEFAULT_MODEL, MODEL_NAMES  # noqa: E402
-from searchain.scoring.match import cover_em  # noqa: E402
-
-RESULTS = ROOT / "results" / "default-model"
+RESULTS = RESULTS_DIR / "default-model"
 README_QUESTIONS = ("5a8c7595554299585d9e36b6", "5a85b2d95542997b5ce40028")  # Corliss, Aladin
 REPORTED = 100  # the quality bench reports on the seed-0 subsample of (at most) 100 items
 DEMO_SIZE = 10
@@ -68,7 +66,7 @@ def cold_ask(name: str, question: str, answers: list[str]) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as models, tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "SEARCHAIN_MODEL_DIR": models, "SEARCHAIN_CACHE_DIR": cache}
         start = time.perf_counter()
-        cmd = [str(ROOT / ".venv/bin/searchain"), "ask", question, "--model", name, "--json"]
+        cmd = [*SEARCHAIN, "ask", question, "--model", name, "--json"]
         done = subprocess.run(cmd, capture_output=True, text=True, env=env)
         seconds = time.perf_counter() - start
     if done.returncode != 0:
@@ -96,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(row), flush=True)
         env = {**os.environ, "SEARCHAIN_CACHE_DIR": str(root / ".cache" / name)}
         cmd = [
-            str(ROOT / ".venv/bin/searchain"),
+            *SEARCHAIN,
             "eval",
             "--dataset",
             str(demo),

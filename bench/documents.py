@@ -23,9 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-CORPUS = ROOT.parent / "shared" / "data" / "musique" / "musique_train_corpus.json"
+from bench.kit import DATA
+
+CORPUS = DATA / "musique" / "musique_train_corpus.json"
 
 
 def make_folder(out: Path, n_docs: int) -> tuple[int, Path]:

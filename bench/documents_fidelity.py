@@ -47,8 +47,8 @@ import unicodedata
 from collections import Counter, defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+from bench.kit import ROOT, module_command
+
 CACHE = Path(os.environ.get("SEARCHAIN_BENCH_CACHE", Path.home() / ".cache" / "searchain-bench"))
 
 PDF_PACKAGES = [
@@ -239,9 +239,9 @@ def worker(name: str, files: list[str], n_pages: int) -> dict[str, object]:
 
 
 def run_worker(name: str, files: list[Path], n_pages: int) -> dict[str, object]:
-    args = [sys.executable, __file__, "--worker", name, "--pages", str(n_pages)]
+    args = module_command(__spec__.name, "--worker", name, "--pages", str(n_pages))
     got = subprocess.run(
-        args, input="\n".join(map(str, files)), capture_output=True, text=True, check=True
+        args, input="\n".join(map(str, files)), capture_output=True, text=True, check=True, cwd=ROOT
     )
     return json.loads(got.stdout)
 
@@ -353,7 +353,7 @@ def main() -> None:
     pdfs, sites = setup()
     print(f"## PDF: word agreement with pdftotext ({args.pages} pages per file at most)\n")
     print("\n".join(pdf_table(pdfs, args.extractors.split(","), args.pages)))
-    from documents_fidelity_html import html_tables
+    from bench.documents_fidelity_html import html_tables
 
     print("\n## HTML: words against the visible text\n")
     print("\n".join(html_tables(sites, words)))

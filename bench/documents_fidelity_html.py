@@ -10,6 +10,8 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.kit import part_of
+
 Words = Callable[[str], Counter[str]]
 BARE = re.compile(r'\s(?:class|id|role)="[^"]*"')
 
@@ -96,3 +98,7 @@ def html_tables(sites: dict[str, list[Path]], words: Words) -> list[str]:
             cells = " | ".join(f"{v:.1%}" for v in scores(bare, passages, words))
             bare_lines.append(f"| {site} | {'on' if rule else 'off'} | {cells} | {left_out} |")
     return [*lines, "", *bare_lines]
+
+
+if __name__ == "__main__":
+    part_of(__doc__, "python -m bench.documents_fidelity")

@@ -18,21 +18,16 @@ import argparse
 import contextlib
 import itertools
 import json
-import sys
 import tempfile
 import threading
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))  # the llama_cpp.server launcher the tests use
-
-from searchain.eval.datasets import load_dataset  # noqa: E402
-from searchain.eval.runner import Item, run  # noqa: E402
-from searchain.llm.openai_backend import OpenAILLM  # noqa: E402
-from searchain.methods.catalog import build_method  # noqa: E402
-from searchain.retrieval import default_index  # noqa: E402
-from servers import llama_server  # noqa: E402
+from searchain.eval.datasets import load_dataset
+from searchain.eval.runner import Item, run
+from searchain.llm.llama_server import llama_server
+from searchain.llm.openai_backend import OpenAILLM
+from searchain.methods.catalog import build_method
+from searchain.retrieval import default_index
 
 
 class RoundRobin:

@@ -16,18 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.kit import HELD_OUT, RESULTS_DIR, ROOT
+from bench.quality import held_out_ids
+from searchain.eval.datasets import dataset_path
 
-from quality import HELD_OUT, held_out_ids  # noqa: E402
-
-from searchain.eval.datasets import dataset_path  # noqa: E402
-
-SPLIT = ROOT / "results" / "heldout" / "splits" / "hotpotqa-heldout-160.jsonl"
+SPLIT = RESULTS_DIR / "heldout" / "splits" / "hotpotqa-heldout-160.jsonl"
 MODEL = "qwen2.5-coder-1.5b"
 # The configuration the defaults answer with (scoring/configuration.py's fields), which the
 # shipped calibrators must hold for before a held-out item is answered.
@@ -36,7 +30,7 @@ DEFAULTS = {"question_position": "last", "final_step": "evidence:path+question"}
 
 def split_lines() -> list[str]:
     """The frozen items' lines of HotpotQA's file, in the frozen file's order."""
-    ids = [ln.strip() for ln in HELD_OUT["hotpotqa"].read_text().splitlines() if ln.strip()]
+    ids = [ln.strip() for ln in HELD_OUT.read_text().splitlines() if ln.strip()]
     lines = [ln for ln in dataset_path("hotpotqa").read_text().splitlines() if ln.strip()]
     by_id = {json.loads(ln)["question_id"]: ln for ln in lines}
     missing = [i for i in ids if i not in by_id]

@@ -25,15 +25,12 @@ import sys
 import tempfile
 import time
 import urllib.request
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without installing
+from bench.kit import DATA
+from searchain.retrieval.demo import demo_corpus_path
+from searchain.retrieval.llm_url import FetchConfig, MirrorCorpus, PageFetcher
 
-from searchain.retrieval.demo import demo_corpus_path  # noqa: E402
-from searchain.retrieval.llm_url import FetchConfig, MirrorCorpus, PageFetcher  # noqa: E402
-
-LONG = ROOT.parent / "shared" / "data" / "wikipedia" / "physics_articles_10.json"
+LONG = DATA / "wikipedia" / "physics_articles_10.json"
 
 
 def free_port() -> int:

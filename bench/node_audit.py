@@ -21,11 +21,11 @@ from __future__ import annotations
 import argparse
 import json
 import random
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-RUN = ROOT / "results/calibration/qwen2.5-coder-1.5b/hotpotqa-calibration-default/results.jsonl"
+from bench.kit import RESULTS_DIR, ROOT
+
+RUN = RESULTS_DIR / "calibration/qwen2.5-coder-1.5b/hotpotqa-calibration-default/results.jsonl"
 SAMPLE = ROOT / "bench/data/node_audit_sample.jsonl"
 LABELS = ROOT / "bench/data/node_audit_labels.jsonl"
 DRAW = {"llm": 20, "ir-corrected": 15, "ir-completed": 5}
@@ -76,7 +76,7 @@ def score() -> None:
     relabel``, which runs the method's label functions on the recorded reader output): of the
     labelled nodes each treats as confirmed (verified, or corrected / completed by IR), the
     share the blind labels say their passage supports."""
-    from node_labels import CONFIRMED, LABEL_RULE, relabel
+    from bench.node_labels import CONFIRMED, LABEL_RULE, relabel
 
     labels = {
         x["key"]: x["supported"]

@@ -30,15 +30,12 @@ import argparse
 import collections
 import copy
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-
-from searchain.eval.runner import MANIFEST, read_results  # noqa: E402
-from searchain.methods.searchain.node_labels import (  # noqa: E402
+from bench.kit import DATA, ROOT
+from searchain.eval.runner import MANIFEST, read_results
+from searchain.methods.searchain.node_labels import (
     FIRST_LABEL_RULE,
     LABEL_RULE,
     agreement,
@@ -47,9 +44,9 @@ from searchain.methods.searchain.node_labels import (  # noqa: E402
     ir_label,
     label,
 )
-from searchain.readers.base import ReaderOutput  # noqa: E402
-from searchain.scoring.match import cover_em  # noqa: E402
-from searchain.types import Passage  # noqa: E402
+from searchain.readers.base import ReaderOutput
+from searchain.scoring.match import cover_em
+from searchain.types import Passage
 
 RUNS = [
     "results/quality/qwen2.5-coder-1.5b/hotpotqa-100",
@@ -57,7 +54,7 @@ RUNS = [
     "results/calibration/qwen2.5-coder-1.5b/hotpotqa-calibration",
     "results/quality/qwen2.5-coder-1.5b/musique-100",
 ]
-MUSIQUE = ROOT.parent / "shared" / "data" / "musique" / "musique_train.json"
+MUSIQUE = DATA / "musique" / "musique_train.json"
 CHECKED = ("verified", "unconfirmed")
 IR_KIND = {"ir-corrected": "verify", "ir-completed": "complete"}  # node source: feedback kind
 

@@ -16,17 +16,14 @@ already fit on the defaults. No model call, no refit.
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-
-from searchain.eval.methods import config_values  # noqa: E402
-from searchain.methods.builtin import SEARCHAIN_PAPER  # noqa: E402
-from searchain.methods.searchain.config import SearChainConfig  # noqa: E402
+from bench.kit import ROOT
+from searchain.eval.methods import config_values
+from searchain.methods.builtin import SEARCHAIN_PAPER
+from searchain.methods.searchain.config import SearChainConfig
 
 DATA = ROOT / "src" / "searchain" / "data"
 PRESET = "searchain-paper"
@@ -69,6 +66,10 @@ def relabelled(calibrator: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> None:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.parse_args()
     for path in sorted(DATA.glob("calibrator-searchain*--*.json")):
         if path.name.startswith(f"calibrator-{PRESET}"):
             continue

@@ -32,23 +32,18 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from searchain.retrieval import (  # noqa: E402
+from bench.kit import DATA, HELD_OUT, RESULTS_DIR
+from searchain.retrieval import (
     BM25Index,
     DenseIndex,
     HybridRetriever,
     hotpotqa_supporting_ids,
     read_hotpotqa_pool,
 )
-from searchain.retrieval.postgres import PostgresIndex, parse_target  # noqa: E402
-from searchain.retrieval.postgres.writer import CollectionWriter  # noqa: E402
-from searchain.types import Passage  # noqa: E402
+from searchain.retrieval.postgres import PostgresIndex, parse_target
+from searchain.retrieval.postgres.writer import CollectionWriter
+from searchain.types import Passage
 
-DATA = ROOT.parent / "shared" / "data"
-HELDOUT = ROOT.parent / "shared" / "splits" / "hotpotqa-fresh-heldout-160.txt"
 K = 5
 
 
@@ -116,7 +111,7 @@ def compare(
 
 
 def real_docs(url: str, work: Path) -> dict[str, Any]:
-    import real_docs_recall as rd
+    from bench import real_docs_recall as rd
 
     corpus = rd.setup()
     questions = [json.loads(x) for x in rd.QUESTIONS.read_text().splitlines() if x.strip()]
@@ -131,7 +126,7 @@ def real_docs(url: str, work: Path) -> dict[str, Any]:
 
 def hotpot_100() -> tuple[list[Passage], list[str], list[list[str]]]:
     path = DATA / "hotpotqa" / "dev_subsampled.jsonl"
-    frozen = set(HELDOUT.read_text().split()) if HELDOUT.is_file() else set()
+    frozen = set(HELD_OUT.read_text().split()) if HELD_OUT.is_file() else set()
     items = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
     items = [q for q in items if q["question_id"] not in frozen][:100]
     gold = hotpotqa_supporting_ids(path)
@@ -233,7 +228,7 @@ def main() -> None:
     ap.add_argument("--url", help="a PostgreSQL with pgvector (default: a pgserver one)")
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--skip", default="", help="real-docs,hotpotqa: parts to leave out")
-    ap.add_argument("--out", type=Path, default=ROOT / "results" / "postgres")
+    ap.add_argument("--out", type=Path, default=RESULTS_DIR / "postgres")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="pg-bench-"))
     base = args.url or start_server(work)

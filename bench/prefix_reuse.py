@@ -37,16 +37,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without installing
+from bench.kit import DATA
+from searchain import prompts
+from searchain.llm.local import LocalLLM
+from searchain.llm.models import DEFAULT_MODEL, model_path
+from searchain.methods.catalog import build_method
+from searchain.retrieval import default_index
 
-from searchain import prompts  # noqa: E402
-from searchain.llm.local import LocalLLM  # noqa: E402
-from searchain.llm.models import DEFAULT_MODEL, model_path  # noqa: E402
-from searchain.methods.catalog import build_method  # noqa: E402
-from searchain.retrieval import default_index  # noqa: E402
-
-DATA = ROOT.parent / "shared" / "data" / "hotpotqa" / "dev_subsampled.jsonl"
+HOTPOTQA = DATA / "hotpotqa" / "dev_subsampled.jsonl"
 METHODS = {
     "retrieve-read": ("retrieve-read", {}),
     "searchain": ("searchain", {"question_position": "instruction"}),  # the paper's prompt
@@ -131,7 +129,7 @@ def measure(
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    with DATA.open(encoding="utf-8") as f:
+    with HOTPOTQA.open(encoding="utf-8") as f:
         questions = [
             json.loads(ln)["question_text"] for _, ln in zip(range(args.n), f, strict=False)
         ]

@@ -16,12 +16,9 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-
-from searchain.llm.models import model_path  # noqa: E402
+from bench.kit import ROOT
+from searchain.llm.models import model_path
 
 
 def main() -> int:

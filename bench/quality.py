@@ -28,20 +28,15 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without installing
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.kit import DATA, HELD_OUT, RESULTS_DIR, ROOT, SEARCHAIN
+from bench.quality_sections import chart, costs, knowledge_sources
+from searchain.eval import report as rep
+from searchain.eval.compare import item_scores, paired_difference
+from searchain.eval.datasets import dataset_path, load_dataset
+from searchain.eval.rescore import gold_of, rescore_records
+from searchain.eval.taxonomy import Gold, markdown, tabulate
 
-from quality_sections import chart, costs, knowledge_sources  # noqa: E402
-
-from searchain.eval import report as rep  # noqa: E402
-from searchain.eval.compare import item_scores, paired_difference  # noqa: E402
-from searchain.eval.datasets import dataset_path, load_dataset  # noqa: E402
-from searchain.eval.rescore import gold_of, rescore_records  # noqa: E402
-from searchain.eval.taxonomy import Gold, markdown, tabulate  # noqa: E402
-
-RESULTS = ROOT / "results" / "quality"
-DATA = ROOT.parent / "shared" / "data"
+RESULTS = RESULTS_DIR / "quality"
 MULTIHOP = ("direct-prompting", "cot", "retrieve-read", "self-ask", "react", "searchain",
             "searchain-no-ir", "searchain-no-verification", "searchain-no-completion")  # fmt: skip
 PAPER_FOUR = ("direct-prompting", "retrieve-read", "self-ask", "searchain")
@@ -166,14 +161,14 @@ def _index_for(recipe: Recipe, root: Path) -> list[str]:
         return []
     out = root / "indexes" / Path(recipe.corpus).stem
     if not out.is_dir() or not any(out.iterdir()):
-        subprocess.run([str(ROOT / ".venv/bin/searchain"), "index", str(DATA / recipe.corpus),
+        subprocess.run([*SEARCHAIN, "index", str(DATA / recipe.corpus),
                         "--out", str(out)], check=True)  # fmt: skip
     return ["--index", str(out)]
 
 
 # Frozen held-out items per data set (../shared/splits): never answered before their one final
 # scoring, so never in a tune split.
-HELD_OUT = {"hotpotqa": ROOT.parent / "shared" / "splits" / "hotpotqa-fresh-heldout-160.txt"}
+HELD_OUT_FILES = {"hotpotqa": HELD_OUT}
 
 
 def reported_ids(dataset: str, limit: int) -> set[str]:
@@ -186,7 +181,7 @@ def reported_ids(dataset: str, limit: int) -> set[str]:
 
 def held_out_ids(dataset: str) -> set[str]:
     """The frozen held-out ids of ``dataset`` (none for a set without a frozen split)."""
-    path = HELD_OUT.get(dataset)
+    path = HELD_OUT_FILES.get(dataset)
     if path is None:
         return set()
     if not path.is_file():  # a tune split that might hold held-out items is no tune split
@@ -232,7 +227,7 @@ def strategyqa_facts_index(root: Path) -> Path:
     corpus.write_text("".join(
         json.dumps({"id": f"{r['qid']}-{i}", "title": r["term"], "text": fact}) + "\n"
         for r in rows for i, fact in enumerate(r["facts"])), encoding="utf-8")  # fmt: skip
-    subprocess.run([str(ROOT / ".venv/bin/searchain"), "index", str(corpus), "--out", str(out)],
+    subprocess.run([*SEARCHAIN, "index", str(corpus), "--out", str(out)],
                    check=True)  # fmt: skip
     return out
 
@@ -344,7 +339,7 @@ def run(args: argparse.Namespace) -> int:
             try:
                 filled = [_fill(a, mirror.url if mirror else None, args.wiki_index)
                           for a in (*recipe.eval_args, *arm_args)]  # fmt: skip
-                cmd = [str(ROOT / ".venv/bin/searchain"), "eval", "--dataset", dataset,
+                cmd = [*SEARCHAIN, "eval", "--dataset", dataset,
                        "--methods", methods, "--limit", str(recipe.limit or args.limit),
                        "--seed", "0",
                        "--model", args.model, "--api", args.api, "--concurrency", "1",

@@ -7,6 +7,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from bench.kit import part_of
 from searchain.eval import report as rep
 from searchain.eval.analyses import KNOWLEDGE_SOURCES, knowledge_source_split
 from searchain.types import Trace
@@ -94,3 +95,7 @@ def chart(panels: list[tuple[rep.RunRecords, Any]], path: str | Path) -> Path:
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
+
+
+if __name__ == "__main__":
+    part_of(__doc__, "python -m bench.quality table")

@@ -78,19 +78,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without installing
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.kit import RESULTS_DIR, ROOT
+from bench.real_docs_recall import CACHE, answer_sources, needs, norm, source_type
+from bench.real_docs_recall import setup as fetch_documents
+from bench.real_docs_sets import ARMS, PEER, SETS, QuestionSet, retriever_of
+from bench.real_docs_table import alias_markdown, markdown
+from searchain.answers import short_answer
+from searchain.scoring.match import alias_match, cover_em
 
-from real_docs_recall import CACHE, answer_sources, needs, norm, source_type  # noqa: E402
-from real_docs_recall import setup as fetch_documents  # noqa: E402
-from real_docs_sets import ARMS, PEER, SETS, QuestionSet, retriever_of  # noqa: E402
-from real_docs_table import alias_markdown, markdown  # noqa: E402
-
-from searchain.answers import short_answer  # noqa: E402
-from searchain.scoring.match import alias_match, cover_em  # noqa: E402
-
-RESULTS = ROOT / "results" / "real-docs"
+RESULTS = RESULTS_DIR / "real-docs"
 DEFAULT_ARMS = ("retrieve-read", "searchain", PEER)
 PEER_VENV = CACHE / "llamaindex-venv"
 PEER_PACKAGES = (

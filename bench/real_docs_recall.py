@@ -45,19 +45,17 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-
-from searchain.retrieval.documents import binary_formats as bf  # noqa: E402
-from searchain.retrieval.documents import text_formats as tf  # noqa: E402
-from searchain.retrieval.documents.files import ParseJob, discover, parse_job  # noqa: E402
-from searchain.retrieval.documents.sections import (  # noqa: E402
+from bench.kit import ROOT
+from searchain.retrieval.documents import binary_formats as bf
+from searchain.retrieval.documents import text_formats as tf
+from searchain.retrieval.documents.files import ParseJob, discover, parse_job
+from searchain.retrieval.documents.sections import (
     Block,
     Document,
     paragraphs,
     to_passages,
 )
-from searchain.types import Passage  # noqa: E402
+from searchain.types import Passage
 
 CACHE = Path(os.environ.get("SEARCHAIN_BENCH_CACHE", Path.home() / ".cache" / "searchain-bench"))
 QUESTIONS = ROOT / "bench" / "data" / "real_docs_questions.jsonl"

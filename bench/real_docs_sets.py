@@ -23,9 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from real_docs_recall import CACHE, DOC, QUESTIONS, SOURCES
-
-ROOT = Path(__file__).resolve().parents[1]
+from bench.kit import ROOT, part_of
+from bench.real_docs_recall import CACHE, DOC, QUESTIONS, SOURCES
 
 TUNE_SOURCES = {
     "debian-history": (f"{DOC}/debian-history/docs", "project-history.en.pdf"),
@@ -118,3 +117,7 @@ RETRIEVERS["searchain-evidence-question-plan"] = PLAN
 def retriever_of(arm: str) -> str:
     """The retriever ``arm`` searches with."""
     return RETRIEVERS.get(arm, "bm25")
+
+
+if __name__ == "__main__":
+    part_of(__doc__, "python -m bench.real_docs_answers (or python -m bench.two_passage_recall)")

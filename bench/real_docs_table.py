@@ -10,8 +10,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from real_docs_sets import PEER
-
+from bench.real_docs_sets import PEER
 from searchain.eval.bootstrap import bootstrap_ci
 from searchain.eval.compare import paired_difference
 

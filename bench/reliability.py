@@ -1,6 +1,6 @@
 """Security and reliability figures (issue 20), each printed with its target, against real
 local servers on 127.0.0.1 (the service, the SSRF-safe fetcher and the OpenAI client are the
-real ones; bench/faults.py has the misbehaving servers):
+real ones; searchain.net.faults has the misbehaving servers):
 
 * SSRF refused / total, direct, via redirect, via DNS; connects to disallowed addresses;
 * worst wall time ÷ timeout for a slow body, slow headers, stalled DNS, charset decoding (and
@@ -25,17 +25,12 @@ import logging
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without installing
-sys.path.insert(0, str(ROOT / "bench"))
-
-import reliability_faces as faces  # noqa: E402
-import reliability_net as net  # noqa: E402
-import reliability_runs as runs  # noqa: E402
-import reliability_service as service  # noqa: E402
-from faults import Figure  # noqa: E402
+from bench import reliability_faces as faces
+from bench import reliability_net as net
+from bench import reliability_runs as runs
+from bench import reliability_service as service
+from bench.kit import Figure
 
 
 def groups(points: int, examples: int) -> dict[str, Callable[[], list[Figure]]]:

@@ -2,7 +2,7 @@
 (issue 40): a bounded loopback load test of the per-client rate limit and of the answer
 slots (429s with Retry-After, no request lost or hung), and forbidden options through both
 faces (refused with 4xx, no model call). The service is the real one (``searchain.server``,
-under uvicorn with its lifespan, so /mcp runs), its LLM bench/faults.py's endpoint."""
+under uvicorn with its lifespan, so /mcp runs), its LLM searchain.net.faults's endpoint."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from faults import Figure, LLMFaultServer
-from reliability_service import FAST
-
+from bench.kit import Figure, part_of
+from bench.reliability_service import FAST
 from searchain.llm.openai_backend import OpenAILLM
+from searchain.net.faults import LLMFaultServer
 from searchain.net.serving import running
 from searchain.retrieval.demo import default_index
 from searchain.server import Engine, Settings, create_app
@@ -147,3 +147,7 @@ def forbidden() -> list[Figure]:
 
 def faces() -> list[Figure]:
     return load() + forbidden()
+
+
+if __name__ == "__main__":
+    part_of(__doc__, "python -m bench.reliability --only faces")

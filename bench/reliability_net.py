@@ -13,11 +13,11 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from faults import Figure, HostileServer, Listener, LLMFaultServer
-
+from bench.kit import Figure, part_of
 from searchain.llm import LLMError, RetryPolicy
 from searchain.llm.openai_backend import OpenAILLM
 from searchain.net import deadline as dl
+from searchain.net.faults import HostileServer, Listener, LLMFaultServer
 from searchain.net.safe_http import FetchError, HttpPolicy, UnsafeURLError, afetch, fetch
 
 # Hostile URLs a model or a page could write; {port} is a live listener on 127.0.0.1.
@@ -182,3 +182,7 @@ def deadlines(timeout: float = 1.0) -> list[Figure]:
         stall.set()
         loop.close()
     return out
+
+
+if __name__ == "__main__":
+    part_of(__doc__, "python -m bench.reliability --only ssrf,deadlines")

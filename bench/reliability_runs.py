@@ -3,12 +3,14 @@
 random points, with a corrupt middle line, and with two concurrent writers.
 
 The runs are real: ``searchain.eval.runner`` with retrieve-read over the demo BM25 index and
-the OpenAI client, against bench/faults.py's endpoint. Writers that get killed run in their
-own processes (this file is also that worker: ``python bench/reliability_runs.py OUT URL N``).
+the OpenAI client, against searchain.net.faults's endpoint. Writers that get killed run in their
+own processes (this module is also that worker: ``python -m bench.reliability_runs OUT URL N``;
+the figures themselves: ``python -m bench.reliability --only llm-faults,durability``).
 """
 
 from __future__ import annotations
 
+import argparse
 import collections
 import json
 import random
@@ -19,14 +21,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without installing
-
-from faults import Figure, LLMFaultServer  # noqa: E402
-
-from searchain.eval.runner import RESULTS, Item, read_results, run  # noqa: E402
-from searchain.llm import RetryPolicy  # noqa: E402
-from searchain.llm.openai_backend import OpenAILLM  # noqa: E402
+from bench.kit import ROOT, Figure, module_command
+from searchain.eval.runner import RESULTS, Item, read_results, run
+from searchain.llm import RetryPolicy
+from searchain.llm.openai_backend import OpenAILLM
+from searchain.net.faults import LLMFaultServer
 
 FAST = RetryPolicy(attempts=3, base_delay=0.05, max_delay=0.1)
 KINDS = ("http_500", "http_429", "html_200", "empty_json", "truncated_json", "no_choices",
@@ -87,8 +86,10 @@ def worker(out: str, url: str, n: int) -> int:
 
 
 def _start(out: Path, url: str, n: int) -> subprocess.Popen[str]:
-    cmd = [sys.executable, __file__, str(out), url, str(n)]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cmd = module_command(__spec__.name, str(out), url, str(n))
+    return subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT
+    )
 
 
 def _lines(out: Path) -> int:
@@ -171,5 +172,19 @@ def _two_writers(out: Path, url: str, n: int) -> Figure:
     return Figure("lost/duplicated with two concurrent writers", value, "0/0", ok)
 
 
+def main() -> int:
+    p = argparse.ArgumentParser(
+        description="One writer of the durability figures (what bench.reliability starts and "
+        "kills): answer every pending item of the run OUT against the endpoint URL; exit 3 if "
+        "another writer holds the run. The figures: python -m bench.reliability --only "
+        "llm-faults,durability"
+    )
+    p.add_argument("out", help="the run directory")
+    p.add_argument("url", help="an OpenAI-compatible endpoint (searchain.net.faults's)")
+    p.add_argument("n", type=int, help="items in the run")
+    args = p.parse_args()
+    return worker(args.out, args.url, args.n)
+
+
 if __name__ == "__main__":
-    sys.exit(worker(sys.argv[1], sys.argv[2], int(sys.argv[3])))
+    sys.exit(main())

@@ -1,7 +1,7 @@
 """Figures of bench/reliability.py about the HTTP service: per-request options that can name a
 path or URL, canary secrets in every artifact and outbound request, the answer slot after a
 504, and 500s under Schemathesis. The service is the real one (``searchain.server``) with
-the OpenAI client, against bench/faults.py's endpoints."""
+the OpenAI client, against searchain.net.faults's endpoints."""
 
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from faults import Figure, HostileServer, Listener, LLMFaultServer
-from reliability_runs import items
-
+from bench.kit import Figure, part_of
+from bench.reliability_runs import items
 from searchain.eval.runner import MANIFEST, RESULTS, prepare_run_dir, run, runtime_environment
 from searchain.llm import RetryPolicy
 from searchain.llm.openai_backend import OpenAILLM
 from searchain.methods.base import traced
 from searchain.methods.retrieve_read import RetrieveRead
+from searchain.net.faults import HostileServer, Listener, LLMFaultServer
 from searchain.net.safe_http import HttpPolicy, fetch
 from searchain.retrieval.demo import default_index
 from searchain.server import Engine, Settings, create_app, running
@@ -231,3 +231,7 @@ def schemathesis_500s(max_examples: int = 15) -> list[Figure]:
     value = f"{len(errors)} of {calls} requests to {len(operations)} endpoints"
     value += f" {errors[:3]}" if errors else ""
     return [Figure("500s under Schemathesis, every endpoint", value, "0", not errors)]
+
+
+if __name__ == "__main__":
+    part_of(__doc__, "python -m bench.reliability --only canaries,options,slot,schemathesis")

@@ -28,8 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without installing
+from bench.kit import ROOT, module_command
 
 SEED = 1234
 VOCAB_SIZE = 200_000
@@ -196,9 +195,8 @@ def child_query(system: str, index_dir: Path, queries_file: Path, k: int, repeat
 
 
 def _run_child(*args: str) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     proc = subprocess.run(
-        [sys.executable, __file__, "--child", *args], capture_output=True, text=True, env=env
+        module_command(__spec__.name, "--child", *args), capture_output=True, text=True, cwd=ROOT
     )
     if proc.returncode != 0:
         sys.exit(f"child {args} failed:\n{proc.stderr}")

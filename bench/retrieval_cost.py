@@ -28,12 +28,11 @@ from typing import Any
 
 import numpy as np
 
+from bench.kit import DATA
 from searchain.readers.embedders import open_embedder
 from searchain.readers.similarity import default_embedder_path
 from searchain.retrieval import BM25Index, DenseIndex, HybridRetriever, read_corpus
 from searchain.retrieval.query_plan import QueryPlanRetriever
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def pool(n: int) -> list[Any]:

@@ -31,10 +31,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without installing
-
-from searchain.retrieval import (  # noqa: E402
+from bench.kit import DATA
+from searchain.retrieval import (
     BM25Index,
     DenseIndex,
     HybridRetriever,
@@ -183,7 +181,7 @@ def print_table(rows: list[Row]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--data-dir", type=Path, default=DATA)
     parser.add_argument("--dense-types", default="flat,hnsw,ivf")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--latency-queries", type=int, default=100)

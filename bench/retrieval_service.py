@@ -24,15 +24,12 @@ import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))  # runnable from a checkout without installing
+from bench.kit import DATA, ROOT
+from searchain.retrieval.demo import default_index
+from searchain.retrieval.remote import RemoteRetriever
 
-from searchain.retrieval.demo import default_index  # noqa: E402
-from searchain.retrieval.remote import RemoteRetriever  # noqa: E402
-
-DATA = ROOT.parent / "shared" / "data" / "hotpotqa" / "dev_subsampled.jsonl"
+HOTPOTQA = DATA / "hotpotqa" / "dev_subsampled.jsonl"
 
 SERVER = """
 import sys
@@ -43,7 +40,7 @@ serve(default_index(cache_dir=sys.argv[1]), port=int(sys.argv[2]), log_level="wa
 
 
 def load_queries(n: int) -> list[str]:
-    with DATA.open() as f:
+    with HOTPOTQA.open() as f:
         questions = [json.loads(line)["question_text"] for line in f]
     # Cycle if more are asked for than the file has (500).
     return list(itertools.islice(itertools.cycle(questions), n))

@@ -15,16 +15,16 @@ import json
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
+from bench.kit import DATA
 from searchain.llm import LLM, GenerationParams, make_llm
 from searchain.methods.catalog import build_method
 from searchain.retrieval import default_index
 from searchain.text import contains_answer
 from searchain.types import CompletionResult
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "hotpotqa" / "dev_subsampled.jsonl"
+HOTPOTQA = DATA / "hotpotqa" / "dev_subsampled.jsonl"
 
 
 class WordCounter(LLM):
@@ -48,7 +48,7 @@ def main() -> None:
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args()
 
-    with DATA.open() as f:
+    with HOTPOTQA.open() as f:
         items = [json.loads(line) for _, line in zip(range(args.n), f, strict=False)]
     index = default_index()
     llm = WordCounter(make_llm("local", model="gemma-3-270m", cache=False))  # as measured before

@@ -28,18 +28,19 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from bench.kit import DATA
 from searchain.llm import CachedLLM, SqliteStore
 from searchain.llm.local import LocalLLM
 from searchain.methods.catalog import build_method
 from searchain.retrieval import BM25Index
 from searchain.types import Passage
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "alce" / "prompts"
+ALCE_DEMOS = DATA / "alce" / "prompts"
 FAMILIES = ("asqa", "qampari", "eli5")
 
 
 def load(family: str) -> dict[str, Any]:
-    return json.loads((DATA / f"{family}_default.json").read_text())
+    return json.loads((ALCE_DEMOS / f"{family}_default.json").read_text())
 
 
 def questions(n: int) -> list[tuple[str, str]]:

@@ -27,11 +27,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from quality import (  # noqa: E402
+from bench.kit import SEARCHAIN
+from bench.quality import (
     RECIPES,
     RESULTS,
     _golds,
@@ -40,10 +37,9 @@ from quality import (  # noqa: E402
     _records,
     tune_split,
 )
-
-from searchain.eval import report as rep  # noqa: E402
-from searchain.eval.compare import item_scores, paired_difference  # noqa: E402
-from searchain.eval.taxonomy import markdown, tabulate  # noqa: E402
+from searchain.eval import report as rep
+from searchain.eval.compare import item_scores, paired_difference
+from searchain.eval.taxonomy import markdown, tabulate
 
 # Scores shown beside the set's own metric when the records have them: token F1 gives
 # partial credit ("Thomas Mann" for "Paul Thomas Mann"), so it moves where cover-EM cannot.
@@ -61,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     out = tune_dir(args.root, args.model, args.set, args.name)
     options = [x for o in args.option for x in ("-O", o)]
     _, prepared = _prepared(recipe, args.root, REPORTED)  # its search index, if it has one
-    cmd = [str(ROOT / ".venv/bin/searchain"), "eval", "--dataset", str(split),
+    cmd = [*SEARCHAIN, "eval", "--dataset", str(split),
            "--methods", args.methods, "--limit", str(args.limit), "--seed", "0",
            "--model", args.model, "--api", args.api, "--concurrency", "1", "--out", str(out),
            *_index_for(recipe, args.root), *prepared, *recipe.eval_args, *options]  # fmt: skip

@@ -33,16 +33,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-import real_docs_recall as rdr
-from real_docs_sets import SETS as DOC_SETS
-
+from bench import real_docs_recall as rdr
+from bench.kit import DATA, HELD_OUT
+from bench.real_docs_sets import SETS as DOC_SETS
 from searchain.eval.bootstrap import bootstrap_ci
 from searchain.retrieval import BM25Index, DenseIndex, HybridRetriever
 from searchain.retrieval.query_plan import QueryPlanRetriever
 from searchain.types import Passage
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
 PLANS = ("", "+parts", "+bridge", "+parts+bridge")
 EMBEDDERS = {"bm25": None, "minilm": "minilm", "nomic": "nomic"}
 KS = (5, 10)
@@ -84,7 +82,7 @@ def hotpotqa_set(name: str, tune_limit: int) -> dict[str, Any]:
     records = {json.loads(x)["question_id"]: json.loads(x) for x in path.open()}
     gold = hotpotqa_supporting_ids(path)
     reported = {e.id for e in load_dataset("hotpotqa", limit=100, seed=0)}
-    frozen = set((ROOT.parent / "shared" / "splits" / "hotpotqa-fresh-heldout-160.txt")
+    frozen = set((HELD_OUT)
                  .read_text().split())  # fmt: skip
     if name == "hotpotqa":
         ids = [e.id for e in load_dataset("hotpotqa", limit=100, seed=0)]

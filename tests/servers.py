@@ -1,76 +1,18 @@
-"""Real local servers for tests: the llama.cpp OpenAI-compatible server, and a fault-injecting
+"""Real local servers for tests: the llama.cpp OpenAI-compatible server (``llama_server``,
+from :mod:`searchain.llm.llama_server`, which the benches start too), and a fault-injecting
 HTTP server (500s, 429s, hangs) — the one place a stand-in is used, because a real model
 server cannot be made to fail on cue."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import socket
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
-from searchain.llm.local import default_model_path
+from searchain.llm.llama_server import free_port, llama_server
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextlib.contextmanager
-def llama_server(
-    n_ctx: int = 2048,
-    alias: str = "gemma-3-270m",
-    n_threads: int = 2,
-    model: Path | None = None,
-) -> Iterator[str]:
-    """Start ``python -m llama_cpp.server`` on 127.0.0.1 with the embedded model (or the GGUF
-    ``model``: chat models are served with their own chat template); yield the base URL
-    (``http://127.0.0.1:PORT/v1``) and stop it afterwards."""
-    port = free_port()
-    log = Path(os.environ.get("TMPDIR", "/tmp")) / f"llama-server-{port}.log"
-    cmd = [
-        sys.executable, "-m", "llama_cpp.server",
-        "--model", str(model or default_model_path()),
-        "--model_alias", alias,
-        "--host", "127.0.0.1",
-        "--port", str(port),
-        "--n_ctx", str(n_ctx),
-        "--n_threads", str(n_threads),
-    ]  # fmt: skip
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"llama_cpp.server exited: {log.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{base}/models", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("llama_cpp.server did not come up in 120 s")
-            time.sleep(0.3)
-        yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+__all__ = ["FaultServer", "chat_body", "completion_body", "free_port", "llama_server"]
 
 
 def completion_body(text: str = "ok") -> dict:

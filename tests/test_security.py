@@ -2,27 +2,23 @@
 URL, model or endpoint; errors echo no file or upstream body; secrets (API key, URL
 user-info, the API token) appear in no response, log or run artifact; the Host header is
 checked. Real servers on 127.0.0.1: the service, a listener that records what reaches it,
-and an OpenAI-compatible endpoint that fails on cue (bench/faults.py)."""
+and an OpenAI-compatible endpoint that fails on cue (searchain.net.faults)."""
 
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from searchain.llm import RetryPolicy
 from searchain.llm.openai_backend import OpenAILLM
+from searchain.net.faults import Listener, LLMFaultServer
 from searchain.retrieval.demo import default_index
 from searchain.server import Engine, Settings, create_app, running
 from searchain.server.engine import CancellableLLM
 from searchain.server.models import SERVER_SIDE_OPTIONS, AskOptions
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from faults import Listener, LLMFaultServer
 
 try:
     import httpx2 as httpx
@@ -193,9 +189,8 @@ def test_host_header_must_name_an_allowed_host(url: str) -> None:
 
 
 def test_redirects_drop_credentials_on_any_origin_change() -> None:
-    from faults import HostileServer
-
     from searchain.net import HttpPolicy, fetch
+    from searchain.net.faults import HostileServer
 
     with HostileServer() as web, HostileServer() as other:
         policy = HttpPolicy(allow_private=(f"127.0.0.1:{web.port}", f"127.0.0.1:{other.port}"))

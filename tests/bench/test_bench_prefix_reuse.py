@@ -1,5 +1,5 @@
-"""bench/prefix_reuse.py runs end to end on the embedded Gemma (one question), and each arm's
-ideal seconds come from the rates measured right before and after it."""
+"""``python -m bench.prefix_reuse`` runs end to end on the embedded Gemma (one question), and
+each arm's ideal seconds come from the rates measured right before and after it."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_prefix_reuse_bench_measures_each_arm_against_its_own_rates(tmp_path: Path) -> None:
     out = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "prefix_reuse.py"), "--n", "1", "--threads", "1",
+        [sys.executable, "-m", "bench.prefix_reuse", "--n", "1", "--threads", "1",
          "--methods", "retrieve-read", "--settings", "off,on", "--json"],
-        capture_output=True, text=True, check=True, timeout=600,
+        cwd=ROOT, capture_output=True, text=True, check=True, timeout=600,
     )  # fmt: skip
     figures = json.loads(out.stdout)
     off, on = figures["retrieve-read:off"], figures["retrieve-read:on"]
@@ -31,7 +31,7 @@ def test_the_prefix_reuse_bench_measures_each_arm_against_its_own_rates(tmp_path
     saved = tmp_path / "run.json"
     saved.write_text(out.stdout)
     table = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "prefix_reuse.py"), "--render", str(saved)],
-        capture_output=True, text=True, check=True,
+        [sys.executable, "-m", "bench.prefix_reuse", "--render", str(saved)],
+        cwd=ROOT, capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert "right before and after it" in table and "| retrieve-read | on |" in table

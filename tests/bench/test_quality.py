@@ -240,17 +240,18 @@ def test_fever_keeps_the_claims_the_offline_corpus_can_decide(tmp_path: Path) ->
 def test_bench_runs_a_resumable_eval_with_the_embedded_model(tmp_path: Path) -> None:
     """End to end with the real Gemma model: one item, two methods; the second run resumes
     (answers nothing again) and the table reads the run."""
-    cmd = [sys.executable, str(ROOT / "bench" / "quality.py"), "run", "--sets", "hotpotqa",
+    cmd = [sys.executable, "-m", "bench.quality", "run", "--sets", "hotpotqa",
            "--limit", "1", "--methods", "direct-prompting,retrieve-read",
            "--model", "gemma-3-270m", "--root", str(tmp_path)]  # fmt: skip
-    first = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    first = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert first.returncode == 0, first.stderr[-2000:]
     run = tmp_path / "gemma-3-270m" / "hotpotqa"
     assert len(rep.load([run])[0].records) == 2
-    again = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    again = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert '"skipped": 2' in again.stdout
-    table = subprocess.run([*cmd[:2], "table", *cmd[3:5], "--model", "gemma-3-270m",
-                            "--root", str(tmp_path)], capture_output=True, text=True)  # fmt: skip
+    table = subprocess.run([*cmd[:3], "table", *cmd[4:6], "--model", "gemma-3-270m",
+                            "--root", str(tmp_path)], cwd=ROOT, capture_output=True,
+                           text=True)  # fmt: skip
     assert "| retrieve-read |" in table.stdout and "Failure taxonomy" in table.stdout
 
 
@@ -301,9 +302,9 @@ def test_quality_pages_are_what_the_committed_runs_say() -> None:
 
 
 def test_webq_llm_url_recipe_asks_for_a_wikipedia_index(tmp_path: Path) -> None:
-    cmd = [sys.executable, str(ROOT / "bench" / "quality.py"), "run", "--sets", "webq-llm-url",
+    cmd = [sys.executable, "-m", "bench.quality", "run", "--sets", "webq-llm-url",
            "--limit", "1", "--root", str(tmp_path)]  # fmt: skip
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode != 0 and "--wiki-index" in done.stderr
     assert not list(tmp_path.rglob("results.jsonl"))  # nothing ran half-configured
 
@@ -312,18 +313,19 @@ def test_webq_llm_url_recipe_asks_for_a_wikipedia_index(tmp_path: Path) -> None:
 def test_llm_url_recipe_compares_retrievers_through_the_mirror(tmp_path: Path) -> None:
     """The retriever comparison with the real Gemma model: one run per arm (BM25, LLM-URL
     through the in-process mirror), then one table that pairs the arms item by item."""
-    cmd = [sys.executable, str(ROOT / "bench" / "quality.py"), "run", "--sets", "llm-url",
+    cmd = [sys.executable, "-m", "bench.quality", "run", "--sets", "llm-url",
            "--limit", "1", "--model", "gemma-3-270m", "--root", str(tmp_path),
            "--mirror-port", "18765"]  # fmt: skip
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     arms = tmp_path / "gemma-3-270m" / "llm-url"
     bm25 = rep.load([arms / "bm25"])[0].records
     url = rep.load([arms / "llm-url"])[0].records
     assert len(bm25) == len(url) == 1 and bm25[0]["id"] == url[0]["id"]
     assert "valid_url_share" in url[0]["metrics"] and "valid_url_share" not in bm25[0]["metrics"]
-    table = subprocess.run([*cmd[:2], "table", "--sets", "llm-url", "--model", "gemma-3-270m",
-                            "--root", str(tmp_path)], capture_output=True, text=True)  # fmt: skip
+    table = subprocess.run([*cmd[:3], "table", "--sets", "llm-url", "--model", "gemma-3-270m",
+                            "--root", str(tmp_path)], cwd=ROOT, capture_output=True,
+                           text=True)  # fmt: skip
     assert "| bm25 |" in table.stdout and "| llm-url |" in table.stdout
     assert "valid_url_share" in table.stdout and "1 items every method answered" in table.stdout
 

@@ -1,55 +1,61 @@
-"""Every figure of bench/reliability.py (issue 20) on its target, measured the same way
-against real local servers: SSRF refusals, deadlines, canaries, request options, LLM faults,
-durability of runs, slot release after a 504, 500s under Schemathesis."""
+"""Every figure of the reliability bench (``python -m bench.reliability``, issue 20) on its
+target, measured the same way against real local servers: SSRF refusals, deadlines, canaries,
+request options, LLM faults, durability of runs, slot release after a 504, 500s under
+Schemathesis. The bench runs as a user runs it, one group of figures a process."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-import reliability_faces as faces
-import reliability_net as net
-import reliability_runs as runs
-import reliability_service as service
-from faults import Figure
+ROOT = Path(__file__).resolve().parents[2]
+# bench/reliability_runs.py's KINDS: every kind of LLM endpoint fault gets its figure
+LLM_FAULTS = ("http_500", "http_429", "html_200", "empty_json", "truncated_json", "no_choices",
+              "hang", "trickle_headers", "refused")  # fmt: skip
 
 
-def on_target(figures: list[Figure]) -> None:
-    assert figures
-    missed = [f.line() for f in figures if not f.ok]
+def figures(group: str, *args: str) -> list[str]:
+    """The figure lines ``python -m bench.reliability --only GROUP`` prints, all on target
+    (the bench exits 1 when one misses)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.reliability", "--only", group, *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith(("ok  ", "FAIL "))]
+    assert lines, done.stdout + done.stderr[-2000:]
+    missed = [ln for ln in lines if not ln.startswith("ok  ")]
     assert not missed, "\n".join(missed)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return lines
 
 
 @pytest.mark.parametrize(
     "group",
-    [net.ssrf, net.deadlines, service.canaries, service.options, service.slot_release, faces.faces],
+    ["ssrf", "deadlines", "canaries", "options", "slot", "faces"],
     ids=["ssrf", "deadlines", "canaries", "options", "slot-release", "faces"],
 )
-def test_figures(group: Callable[[], list[Figure]]) -> None:
-    on_target(group())
+def test_figures(group: str) -> None:
+    figures(group)
 
 
 @pytest.mark.slow
 def test_llm_fault_kinds_are_retried_and_recorded() -> None:
-    figures = runs.llm_faults()
-    on_target(figures)
-    assert len(figures) == len(runs.KINDS)
+    lines = figures("llm-faults")
+    assert [ln.split(":")[0].removeprefix("ok   LLM fault ") for ln in lines] == list(LLM_FAULTS)
 
 
 @pytest.mark.slow
 def test_no_item_lost_or_duplicated_after_kills_corruption_and_a_second_writer() -> None:
-    figures = runs.durability(points=20)
-    on_target(figures)
-    assert "20 random points" in figures[0].name  # every kill landed mid-run
+    lines = figures("durability", "--points", "20")
+    assert "20 random points" in lines[0]  # every kill landed mid-run
 
 
 @pytest.mark.slow
 def test_no_500_under_schemathesis_on_any_endpoint() -> None:
-    on_target(service.schemathesis_500s(15))
+    figures("schemathesis", "--examples", "15")
 
 
 # -- the pieces behind the figures, one by one ------------------------------------------------

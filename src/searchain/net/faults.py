@@ -1,4 +1,5 @@
-"""Real local servers that misbehave on cue, for bench/reliability.py and its tests.
+"""Real local servers that misbehave on cue, for the reliability bench (``python -m
+bench.reliability``) and the tests that attack searchain's own clients and service.
 
 * :class:`Listener` -- a bare TCP listener that accepts, records every byte it receives and
   never answers: an attacker's listener, or a model endpoint that accepts and then hangs;
@@ -18,7 +19,6 @@ import json
 import socket
 import threading
 import time
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
@@ -179,13 +179,29 @@ class HostileServer(_Server):
 def completion(text: str = "An answer [1].", chat: bool = False) -> dict[str, Any]:
     usage = {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
     if chat:
-        choice = {"index": 0, "message": {"role": "assistant", "content": text},
-                  "finish_reason": "stop", "logprobs": None}  # fmt: skip
-        return {"id": "c", "object": "chat.completion", "created": 0, "model": "fault",
-                "choices": [choice], "usage": usage}  # fmt: skip
+        choice = {
+            "index": 0,
+            "message": {"role": "assistant", "content": text},
+            "finish_reason": "stop",
+            "logprobs": None,
+        }
+        return {
+            "id": "c",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "fault",
+            "choices": [choice],
+            "usage": usage,
+        }
     choice = {"index": 0, "text": text, "finish_reason": "stop", "logprobs": None}
-    return {"id": "c", "object": "text_completion", "created": 0, "model": "fault",
-            "choices": [choice], "usage": usage}  # fmt: skip
+    return {
+        "id": "c",
+        "object": "text_completion",
+        "created": 0,
+        "model": "fault",
+        "choices": [choice],
+        "usage": usage,
+    }
 
 
 # What each fault mode sends: (status, content type, body); None: a special behaviour.
@@ -262,16 +278,3 @@ class LLMFaultServer(_Server):
         self.mode, self.latency = mode, latency
         super().__init__()
         self.url = f"http://127.0.0.1:{self.port}/v1"
-
-
-@dataclass
-class Figure:
-    """One measured figure and its target (bench/reliability.py prints them; tests assert)."""
-
-    name: str
-    value: str
-    target: str
-    ok: bool
-
-    def line(self) -> str:
-        return f"{'ok  ' if self.ok else 'FAIL'} {self.name}: {self.value} (target {self.target})"
