@@ -19,7 +19,8 @@ and two HTML sites ``bench/real_docs_recall.py`` fetches (its ``setup``, cached 
 
 Each arm x question is one JSON line in ``results/real-docs/<model>/<arm>.jsonl`` (``--out``):
 resumable, a recorded line is never redone (``--retry-failed`` redoes failed ones), a failing
-call is recorded, not fatal. Scored alike for every arm:
+call is recorded, not fatal. Scored alike for every arm (``searchain.scoring.document_answers``;
+the tables: ``searchain.eval.document_answers_tables``):
 
 * ``right_whole``, ``right_short``, ``right_derived`` (issue 62: the short-answer golds):
   ``scoring.match.alias_match`` of the arm's whole answer (SearChain's and retrieve-read's
@@ -67,10 +68,8 @@ tables of the quote golds (``--golds quote``: what issues 39 and 50 printed); bo
 from __future__ import annotations
 
 import argparse
-import html
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -79,12 +78,18 @@ from pathlib import Path
 from typing import Any
 
 from bench.kit import RESULTS_DIR, ROOT
-from bench.real_docs_recall import CACHE, answer_sources, needs, norm, source_type
+from bench.real_docs_recall import CACHE
 from bench.real_docs_recall import setup as fetch_documents
 from bench.real_docs_sets import ARMS, PEER, SETS, QuestionSet, retriever_of
-from bench.real_docs_table import alias_markdown, markdown
-from searchain.answers import short_answer
-from searchain.scoring.match import alias_match, cover_em
+from searchain.eval.document_answers_tables import alias_markdown, load_records, markdown
+from searchain.scoring.document_answers import (
+    alias_scores,
+    rescore,
+    score,
+    source_type,
+    trace_record,
+    view,
+)
 
 RESULTS = RESULTS_DIR / "real-docs"
 DEFAULT_ARMS = ("retrieve-read", "searchain", PEER)
@@ -100,7 +105,7 @@ CHAT_FORMATS = {"gemma-3-270m": "gemma"}
 SERVER_CTX = 16384  # the served context, and what LlamaIndex is told the model's window is
 
 
-# -- questions and scoring ------------------------------------------------------------------
+# -- questions ------------------------------------------------------------------------------
 
 
 def load_questions(qset: QuestionSet, limit: int | None = None) -> list[dict[str, Any]]:
@@ -111,146 +116,6 @@ def load_questions(qset: QuestionSet, limit: int | None = None) -> list[dict[str
     if not limit or limit >= len(rows):
         return rows
     return [rows[i * len(rows) // limit] for i in range(limit)]
-
-
-def as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]
-
-
-# A markup tag (<em>, </p>, <a href="…">), not an address in angle brackets (<me@example.org>).
-TAG = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?>")
-
-
-def squash(text: str) -> str:
-    """Text compared without markup, entities, case and whitespace."""
-    return re.sub(r"\s+", "", norm(html.unescape(TAG.sub("", text))))
-
-
-def holds(text: str, answer: str) -> bool:
-    return squash(answer) in squash(text)
-
-
-def alias_scores(q: dict[str, Any], whole: str, short: str | None) -> dict[str, float]:
-    """The short-answer golds' scores (issue 62) of an answer: ``right_whole`` of the whole
-    answer, ``right_short`` of the arm's short answer (``None``: it has none of its own, so
-    its whole reply is its short answer), ``right_derived`` of ``answers.short_answer`` read
-    in the whole answer. A question without ``answers`` gets none."""
-    if "answers" not in q:
-        return {}
-    golds = q["answers"]
-    return {
-        "right_whole": float(alias_match(whole, golds)),
-        "right_short": float(alias_match(whole if short is None else short, golds)),
-        "right_derived": float(alias_match(short_answer(whole), golds)),
-    }
-
-
-def rescore(q: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
-    """The record with the short-answer golds' scores of its recorded text (a failed record
-    as it is: it counts 0)."""
-    if record["status"] != "ok":
-        return record
-    return record | alias_scores(q, record.get("answer") or "", record.get("short_answer"))
-
-
-def view(file: str, page: int | None, text: str) -> dict[str, Any]:
-    """A retrieved or cited passage as every arm is scored on it."""
-    return {"file": file, "page": page, "text": text}
-
-
-def score(q: dict[str, Any], text: str, retrieved: list[dict], cited: list[dict]) -> dict[str, Any]:
-    """The answer's cover-EM, its citations' file and page, whether the evidence was in hand."""
-    answers = as_list(q["answer"])
-    pages = [s.get("page") for s in answer_sources(q)]
-    wanted = [(path, a, page) for (path, _), a, page in zip(needs(q), answers, pages, strict=True)]
-    parts = [cover_em(text, a) for a in answers]
-
-    def named(c: dict, path: str) -> bool:
-        return c["file"] == path
-
-    def on_page(c: dict, path: str, answer: str, page: int | None) -> bool:
-        return named(c, path) and (c["page"] == page or holds(c["text"], answer))
-
-    return {
-        "cover_em": float(all(parts)),
-        "cover_em_parts": parts,
-        "cite_file": float(all(any(named(c, p) for c in cited) for p, _, _ in wanted)),
-        "cite_page": (
-            float(all(any(on_page(c, p, a, pg) for c in cited) for p, a, pg in wanted))
-            if source_type(q) == "PDF"
-            else None
-        ),
-        "in_hand": all(
-            any(named(r, p) and holds(r["text"], a) for r in retrieved) for p, a, _ in wanted
-        ),
-    }
-
-
-# -- searchain's arms -----------------------------------------------------------------------
-
-
-def passage_view(p: Any) -> dict[str, Any]:
-    src = p.source or {}
-    return view(str(src.get("path") or p.id.rsplit("#", 1)[0]), src.get("page"), p.text)
-
-
-def first_read_record(q: dict[str, Any], trace: Any) -> dict[str, Any]:
-    """SearChain reading first (issue 62): the route taken, every trigger's signal, and the
-    first read's answer scored like the final one (so a route rule is judged offline)."""
-    route = trace.meta.get("route")
-    if not isinstance(route, dict):
-        return {}
-    first = route.get("first_read") or {}
-    text, short = first.get("final_content") or "", first.get("answer") or ""
-    scored = {"answer": text, "short_answer": short, **alias_scores(q, text, short)}
-    kept = {k: route.get(k) for k in ("rule", "taken", "why", "signals")}
-    return {"route": {**kept, "first_read": scored}}
-
-
-def trace_record(q: dict[str, Any], trace: Any) -> dict[str, Any]:
-    from searchain.scoring.item import trace_text
-
-    seen: dict[str, Any] = {}
-    for p in [*trace.references, *(p for n in trace.nodes for p in n.passages)]:
-        seen.setdefault(p.id, p)
-    retrieved = [passage_view(p) for p in seen.values()]
-    read_ids = trace.meta.get("final_read")  # what the answering step read (issue 50)
-    read = retrieved if read_ids is None else [passage_view(seen[i]) for i in read_ids if i in seen]
-    cited = [passage_view(p) for p in trace.cited().values()]
-    text = trace_text(trace)
-    # The evidence step's passages that the user's own words retrieved (issue 50): a question
-    # in hand only through the node queries' passages is one the chain itself answered.
-    read_by = (trace.meta.get("evidence") or {}).get("passages") or []
-    asked = {e["id"] for e in read_by if any(r.startswith("question") for r in e["roles"])}
-    nodes = [n for n in trace.nodes if n.source != "question"]
-    said = " ".join(str(x) for n in nodes for x in (n.answer, n.meta.get("llm_answer")) if x)
-    return {
-        "answer": text,
-        "short_answer": trace.answer,
-        "cover_em_short": float(all(cover_em(trace.answer, a) for a in as_list(q["answer"]))),
-        **alias_scores(q, text, trace.answer),
-        **score(q, text, read, cited),
-        "in_hand_retrieved": score(q, text, retrieved, cited)["in_hand"],
-        "in_hand_question": (
-            score(q, text, [passage_view(seen[i]) for i in asked if i in seen], cited)["in_hand"]
-            if read_by
-            else None
-        ),
-        "nodes": len(nodes),
-        **first_read_record(q, trace),
-        "hops": trace.meta.get("hops"),  # answered nodes on the path; <= 1: one hop
-        # SearChain's reasoning nodes (retrieve-read's one node is its final answer)
-        "node_had_answer": trace.method.startswith("searchain")
-        and bool(said)
-        and all(cover_em(said, a) for a in as_list(q["answer"])),
-        "cited": [{"file": c["file"], "page": c["page"]} for c in cited],
-        "retrieved": [{"file": r["file"], "page": r["page"]} for r in retrieved],
-        "llm_calls": trace.usage.llm_calls,
-        "cached_calls": trace.usage.cached_calls,
-        "prompt_tokens": trace.usage.prompt_tokens,
-        "completion_tokens": trace.usage.completion_tokens,
-        "errors": list(trace.errors),
-    }
 
 
 def run_searchain(
@@ -451,19 +316,6 @@ def append(out: Path, q: dict, arm: str, model: str, record: dict, seconds: floa
     mark = "ok" if row["status"] == "ok" else "FAILED"
     said = f"right {row.get('right_whole')} cover-EM {row.get('cover_em')}"
     print(f"{arm} {q['id']}: {mark} {said} {seconds:.1f} s", file=sys.stderr)
-
-
-def load_records(path: Path) -> dict[str, dict]:
-    """``{question id: record}``, the latest line per id (a cut last line is skipped)."""
-    out: dict[str, dict] = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            out[row["id"]] = row
-    return out
 
 
 def write_manifest(folder: Path, update: dict[str, Any]) -> None:

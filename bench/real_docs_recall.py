@@ -41,7 +41,6 @@ import shutil
 import subprocess
 import sys
 import time
-import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +54,7 @@ from searchain.retrieval.documents.sections import (
     paragraphs,
     to_passages,
 )
+from searchain.scoring.document_answers import found, needs, norm, source_type
 from searchain.types import Passage
 
 CACHE = Path(os.environ.get("SEARCHAIN_BENCH_CACHE", Path.home() / ".cache" / "searchain-bench"))
@@ -226,33 +226,6 @@ def build(passages: list[Passage], work: Path, retriever: str) -> Any:
 
     dense = DenseIndex.build(iter(passages), work / "dense", show_progress=False)
     return HybridRetriever([bm25, dense])
-
-
-def norm(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
-
-
-def answer_sources(q: dict[str, Any]) -> list[dict[str, Any]]:
-    """The sources that hold ``q``'s answer (parts): every one, but a bridge question's last
-    (its first source states the intermediate fact, not the answer)."""
-    sources = q["source"] if isinstance(q["source"], list) else [q["source"]]
-    return sources[-1:] if q.get("kind") == "bridge" else sources
-
-
-def needs(q: dict[str, Any]) -> list[tuple[str, str]]:
-    """``[(file in the corpus, answer)]``: the passages that hold question ``q``'s answer."""
-    answers = q["answer"] if isinstance(q["answer"], list) else [q["answer"]]
-    sources = answer_sources(q)
-    return [(f"{s['package']}/{s['file']}", norm(a)) for s, a in zip(sources, answers, strict=True)]
-
-
-def found(need: tuple[str, str], hits: list[Passage]) -> bool:
-    path, answer = need
-    return any(p.id.rsplit("#", 1)[0] == path and answer in norm(p.text) for p in hits)
-
-
-def source_type(q: dict[str, Any]) -> str:
-    return "PDF" if all(path.endswith(".pdf") for path, _ in needs(q)) else "HTML"
 
 
 def score(

@@ -25,6 +25,7 @@ from typing import Any
 
 from bench.kit import ROOT, part_of
 from bench.real_docs_recall import CACHE, DOC, QUESTIONS, SOURCES
+from searchain.eval.document_answers_tables import PEER
 
 TUNE_SOURCES = {
     "debian-history": (f"{DOC}/debian-history/docs", "project-history.en.pdf"),
@@ -69,8 +70,6 @@ SETS = {
         "all-answers-bm25",
     ),
 }
-
-PEER = "llamaindex"
 
 # arm -> (searchain method, its settings); the peer has none.
 ARMS: dict[str, tuple[str, dict[str, Any]]] = {

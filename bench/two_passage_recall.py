@@ -39,6 +39,7 @@ from bench.real_docs_sets import SETS as DOC_SETS
 from searchain.eval.bootstrap import bootstrap_ci
 from searchain.retrieval import BM25Index, DenseIndex, HybridRetriever
 from searchain.retrieval.query_plan import QueryPlanRetriever
+from searchain.scoring.document_answers import found, needs
 from searchain.types import Passage
 
 PLANS = ("", "+parts", "+bridge", "+parts+bridge")
@@ -67,7 +68,7 @@ def doc_set(name: str) -> dict[str, Any]:
             "id": q["id"],
             "question": q["question"],
             "kind": "two" if q["kind"] == "two-passages" else "one",
-            "needs": rdr.needs(q),
+            "needs": needs(q),
         }
         for q in questions
     ]
@@ -180,7 +181,7 @@ def arm(idx: dict[str, Any], embedder: str, plan: str) -> Any:
 def hit(ds: dict[str, Any], need: Any, top: list[Passage]) -> bool:
     if ds["match"] == "id":
         return any(p.id == need for p in top)
-    return rdr.found(need, top)
+    return found(need, top)
 
 
 def score(ds: dict[str, Any], results: list[list[Passage]]) -> dict[str, Any]:

@@ -1,24 +1,18 @@
-"""The scoring rules of ``bench/real_docs_answers.py`` (issue 39): which citation names the
-right file and page, when a two-passage question counts as answered, when the answer's
-passage was in hand, and where a miss is put. No model, no documents."""
+"""The scoring rules of the real-documentation answers bench (issue 39;
+``searchain.scoring.document_answers``, its tables ``searchain.eval.document_answers_tables``):
+which citation names the right file and page, when a two-passage question counts as answered,
+when the answer's passage was in hand, and where a miss is put. No model, no documents."""
 
 from __future__ import annotations
 
-import sys
+import json
 from pathlib import Path
 
+from searchain.eval import document_answers_tables as T
+from searchain.scoring.document_answers import holds, rescore, score, squash, trace_record, view
+from searchain.scoring.match import alias_match
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench_kit.py
-
-from bench_kit import load_bench  # noqa: E402
-
-
-def bench():
-    return load_bench("real_docs_answers")
-
-
-B = bench()
-T = sys.modules["real_docs_table"]  # the table's rules (imported by the bench)
 PDF_Q = {
     "id": "mg-name-length",
     "answer": "keep its length within 30 characters",
@@ -39,44 +33,40 @@ GUIDE = "maint-guide/maint-guide.en.pdf"
 
 def test_a_citation_names_the_file_and_the_page_or_the_passage_holding_the_answer() -> None:
     answer = "Keep its length within 30 characters [1]."
-    on_page = B.view(GUIDE, 17, "Package names ...")
-    before_page = B.view(
-        GUIDE, 16, "... it is a good idea to keep its length within 30 characters."
-    )
-    elsewhere = B.view(GUIDE, 40, "Something else entirely.")
-    other_file = B.view(
-        "debmake-doc/debmake-doc.en.pdf", 17, "keep its length within 30 characters"
-    )
+    on_page = view(GUIDE, 17, "Package names ...")
+    before_page = view(GUIDE, 16, "... it is a good idea to keep its length within 30 characters.")
+    elsewhere = view(GUIDE, 40, "Something else entirely.")
+    other_file = view("debmake-doc/debmake-doc.en.pdf", 17, "keep its length within 30 characters")
 
-    s = B.score(PDF_Q, answer, [on_page], [on_page])
+    s = score(PDF_Q, answer, [on_page], [on_page])
     assert (s["cover_em"], s["cite_file"], s["cite_page"]) == (1.0, 1.0, 1.0)
-    assert B.score(PDF_Q, answer, [], [before_page])["cite_page"] == 1.0
-    assert B.score(PDF_Q, answer, [], [elsewhere])["cite_page"] == 0.0
-    s = B.score(PDF_Q, answer, [], [other_file])
+    assert score(PDF_Q, answer, [], [before_page])["cite_page"] == 1.0
+    assert score(PDF_Q, answer, [], [elsewhere])["cite_page"] == 0.0
+    s = score(PDF_Q, answer, [], [other_file])
     assert (s["cite_file"], s["cite_page"]) == (0.0, 0.0)
-    assert B.score(PDF_Q, "Thirty characters.", [], [])["cover_em"] == 0.0
+    assert score(PDF_Q, "Thirty characters.", [], [])["cover_em"] == 0.0
 
 
 def test_a_two_passage_question_needs_both_answers_and_both_files() -> None:
-    first = B.view(
+    first = view(
         "debian-handbook/sect.apt-get.html", None, "except if its priority is higher than 1000"
     )
-    second = B.view("debian-reference-en/ch02.en.html", None, "the default Pin-Priority value is 1")
+    second = view("debian-reference-en/ch02.en.html", None, "the default Pin-Priority value is 1")
     both = "Only except if its priority is higher than 1000; the default Pin-Priority value is 1."
-    s = B.score(TWO_Q, both, [first, second], [first, second])
+    s = score(TWO_Q, both, [first, second], [first, second])
     assert (s["cover_em"], s["cite_file"], s["in_hand"], s["cite_page"]) == (1.0, 1.0, True, None)
-    s = B.score(TWO_Q, "Except if its priority is higher than 1000.", [first], [first])
+    s = score(TWO_Q, "Except if its priority is higher than 1000.", [first], [first])
     assert s["cover_em_parts"] == [1.0, 0.0]
     assert (s["cover_em"], s["cite_file"], s["in_hand"]) == (0.0, 0.0, False)
 
 
 def test_the_answer_passage_is_in_hand_through_markup_and_glued_words() -> None:
-    raw_html = B.view(GUIDE, 17, "<p>keep its <em>length</em> within 30&#160;characters</p>")
-    glued = B.view(GUIDE, 17, "Itisagoodideatokeepitslengthwithin30characters.")
-    wrong_file = B.view("debian-faq/debian-faq.en.pdf", 3, "keep its length within 30 characters")
-    assert B.score(PDF_Q, "", [raw_html], [])["in_hand"]
-    assert B.score(PDF_Q, "", [glued], [])["in_hand"]
-    assert not B.score(PDF_Q, "", [wrong_file], [])["in_hand"]
+    raw_html = view(GUIDE, 17, "<p>keep its <em>length</em> within 30&#160;characters</p>")
+    glued = view(GUIDE, 17, "Itisagoodideatokeepitslengthwithin30characters.")
+    wrong_file = view("debian-faq/debian-faq.en.pdf", 3, "keep its length within 30 characters")
+    assert score(PDF_Q, "", [raw_html], [])["in_hand"]
+    assert score(PDF_Q, "", [glued], [])["in_hand"]
+    assert not score(PDF_Q, "", [wrong_file], [])["in_hand"]
 
 
 def test_where_each_item_stands() -> None:
@@ -104,12 +94,12 @@ def test_in_hand_counts_only_the_passages_the_answering_step_read() -> None:
     node = Node("r1.1", "How long may the name be?", "30", "ir-completed", "q", passages=[page])
     trace = Trace(question="q", method="searchain", nodes=[node], answer="30")
     trace.meta["final_read"] = []
-    record = B.trace_record(PDF_Q, trace)
+    record = trace_record(PDF_Q, trace)
     assert not record["in_hand"] and record["in_hand_retrieved"]
     trace.meta["final_read"] = [page.id]
-    assert B.trace_record(PDF_Q, trace)["in_hand"]
+    assert trace_record(PDF_Q, trace)["in_hand"]
     del trace.meta["final_read"]  # a method whose answering step reads all it retrieved
-    assert B.trace_record(PDF_Q, trace)["in_hand"]
+    assert trace_record(PDF_Q, trace)["in_hand"]
 
 
 def test_the_table_says_how_often_searchain_answered_as_one_hop() -> None:
@@ -147,29 +137,31 @@ def test_in_hand_question_reads_the_evidence_steps_roles() -> None:
     trace = Trace(question="q", method="searchain", nodes=[node], answer="30")
     trace.meta["final_read"] = [page.id]
     trace.meta["evidence"] = {"passages": [{"id": page.id, "roles": ["completes r1.1"]}]}
-    record = B.trace_record(PDF_Q, trace)
+    record = trace_record(PDF_Q, trace)
     assert record["in_hand"] and record["in_hand_question"] is False
     trace.meta["evidence"]["passages"][0]["roles"].append("question rank 2")
-    assert B.trace_record(PDF_Q, trace)["in_hand_question"] is True
+    assert trace_record(PDF_Q, trace)["in_hand_question"] is True
 
 
 def test_markup_is_dropped_but_an_address_in_angle_brackets_is_kept() -> None:
-    assert B.holds("Write to <em>the</em> list <a href='x'>here</a>", "the list here")
-    assert B.holds("Maintainer: Ana <ana@example.org>", "ana@example.org")
-    assert B.squash("Ana <ana@example.org>") == "ana<ana@example.org>"
-    assert not B.holds("Maintainer: Ana", "ana@example.org")
+    assert holds("Write to <em>the</em> list <a href='x'>here</a>", "the list here")
+    assert holds("Maintainer: Ana <ana@example.org>", "ana@example.org")
+    assert squash("Ana <ana@example.org>") == "ana<ana@example.org>"
+    assert not holds("Maintainer: Ana", "ana@example.org")
 
 
 # -- the short-answer golds (issue 62) on recorded lines ------------------------------------
 
 RECORDS = ROOT / "results" / "real-docs" / "qwen2.5-coder-1.5b"
+QUESTIONS = ROOT / "bench" / "data" / "real_docs_questions.jsonl"  # the reported set
 
 
 def recorded(arm: str, qid: str) -> tuple[dict, dict]:
     """The reported set's question ``qid`` and ``arm``'s recorded line for it, rescored."""
-    questions = {q["id"]: q for q in B.load_questions(B.SETS["reported"])}
-    record = B.load_records(RECORDS / f"{arm}.jsonl")[qid]
-    return questions[qid], B.rescore(questions[qid], record)
+    lines = QUESTIONS.read_text().splitlines()
+    questions = {q["id"]: q for q in map(json.loads, filter(str.strip, lines))}
+    record = T.load_records(RECORDS / f"{arm}.jsonl")[qid]
+    return questions[qid], rescore(questions[qid], record)
 
 
 def test_a_right_short_answer_the_quote_gold_scored_0_now_scores_1() -> None:
@@ -202,7 +194,7 @@ def test_an_arm_without_a_short_answer_is_scored_on_its_whole_reply() -> None:
 
     q, r = recorded("llamaindex", "dd-debmake-version")
     assert "short_answer" not in r and r["right_short"] == r["right_whole"] == 1.0
-    assert r["right_derived"] == float(B.alias_match(short_answer(r["answer"]), q["answers"]))
+    assert r["right_derived"] == float(alias_match(short_answer(r["answer"]), q["answers"]))
     assert T.short_of({"a": r}) == "= whole reply"
     _, searchain = recorded("searchain", "dd-debmake-version")
     assert T.short_of({"a": searchain}) == "recorded"
@@ -210,7 +202,7 @@ def test_an_arm_without_a_short_answer_is_scored_on_its_whole_reply() -> None:
 
 def test_a_failed_record_is_not_rescored_and_counts_0() -> None:
     failed = {"status": "failed", "error": "boom", "kind": "one-passage"}
-    assert B.rescore({"answers": ["x"]}, failed) == failed
+    assert rescore({"answers": ["x"]}, failed) == failed
     assert T.value(failed, "right_whole") == 0.0
 
 

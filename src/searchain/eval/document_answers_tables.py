@@ -1,19 +1,23 @@
-"""The tables of ``bench/real_docs_answers.py``. By the short-answer golds (issue 62,
-``alias_markdown``): each arm right by its whole answer, its short answer and the short answer
-derived from its whole answer, with bootstrap CIs, by kind, and paired with chosen arms. By
-the evidence-quote golds (issues 39 and 50, ``markdown``): each arm's cover-EM with bootstrap
-CIs, the paired differences against one arm, where each item stands, how often SearChain
-answered as one hop and which right answers only the node queries' passages made possible."""
+"""The tables of answers over real documentation (``python -m bench.real_docs_answers table``),
+from the records :mod:`searchain.scoring.document_answers` scores. By the short-answer golds
+(issue 62, ``alias_markdown``): each arm right by its whole answer, its short answer and the
+short answer derived from its whole answer, with bootstrap CIs, by kind, and paired with chosen
+arms. By the evidence-quote golds (issues 39 and 50, ``markdown``): each arm's cover-EM with
+bootstrap CIs, the paired differences against one arm, where each item stands, how often
+SearChain answered as one hop and which right answers only the node queries' passages made
+possible."""
 
 from __future__ import annotations
 
+import json
 import statistics
+from pathlib import Path
 from typing import Any
 
-from bench.real_docs_sets import PEER
 from searchain.eval.bootstrap import bootstrap_ci
 from searchain.eval.compare import paired_difference
 
+PEER = "llamaindex"  # the peer pipeline's arm: its manifest entry names its versions
 CATEGORIES = (
     "right, cites the right file",
     "right, cites no right file",
@@ -23,6 +27,20 @@ CATEGORIES = (
     "retrieval missed the answer passage",
     "answer passage in hand, answer wrong",
 )
+
+
+def load_records(path: Path) -> dict[str, dict]:
+    """An arm's records (one JSON line each) as ``{question id: record}``, the latest line per
+    id (a cut last line is skipped)."""
+    out: dict[str, dict] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            out[row["id"]] = row
+    return out
 
 
 def category(r: dict[str, Any]) -> str:
@@ -160,8 +178,10 @@ def one_hop_rows(records: dict[str, dict[str, dict]]) -> list[str]:
         hops = [r["hops"] for r in rows.values() if r.get("hops") is not None]
         if hops:
             one = sum(h <= 1 for h in hops)
-            lines.append(f"{arm} answered {one} of {len(hops)} questions as one hop (at most one "
-                         "answered node on its path).")  # fmt: skip
+            lines.append(
+                f"{arm} answered {one} of {len(hops)} questions as one hop (at most one "
+                "answered node on its path)."
+            )
     return ["", *lines] if lines else []
 
 
@@ -295,6 +315,10 @@ def alias_markdown(
         *alias_kind_rows(records),
     ]
     for against in (a for a in paired_with if a in records and len(records) > 1):
-        parts += ["", f"Paired with {against} on the items both answered (* the 95 % interval "
-                  "excludes 0):", "", *alias_paired_rows(records, against)]  # fmt: skip
+        parts += [
+            "",
+            f"Paired with {against} on the items both answered (* the 95 % interval excludes 0):",
+            "",
+            *alias_paired_rows(records, against),
+        ]
     return "\n".join(parts)
