@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 import typer
 
-from searchain.cli.serve import allowed_hosts, operator_options
+from searchain.cli.model_options import cli_spec
+from searchain.cli.serve import allowed_hosts, open_engine, operator_options
+from searchain.methods.assembly import Spec
 from servers import free_port
 
 try:
@@ -43,6 +45,21 @@ def test_allowed_hosts() -> None:
     assert allowed_hosts("0.0.0.0", ["api.example.org"])[-1] == "api.example.org"  # type: ignore[index]
     assert "box.lan" in allowed_hosts("box.lan", None)  # type: ignore[operator]
     assert allowed_hosts("0.0.0.0", ["*"]) is None
+
+
+def test_a_served_runner_names_the_model_it_serves() -> None:
+    """`searchain serve --model gemma-3-270m`: the engine takes the command's spec whole, so
+    every runner it builds names the model served (not the default one), the retriever and
+    the operator's abstention, with the request's method."""
+    spec = cli_spec(model="gemma-3-270m", cache=False, method="retrieve-read", abstain_below=0.2)
+    engine = open_engine(spec, 1, {})
+    assert spec.model == "local:gemma-3-270m" and Spec().model is None
+    for method in ("retrieve-read", "direct-prompting"):
+        served = engine.runner(method).spec
+        assert served.method == method and served.model == spec.model
+        assert (served.retriever, served.index) == (spec.retriever, spec.index)
+        assert (served.abstain_below, served.risk_delta) == (0.2, spec.risk_delta)
+    assert "gemma" in engine.describe()["llm"]
 
 
 @pytest.mark.slow

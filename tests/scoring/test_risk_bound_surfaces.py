@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from searchain.cli import app
 from searchain.llm import make_llm
+from searchain.methods.assembly import Spec
 from searchain.net.serving import running
 from searchain.retrieval.factory import open_retriever
 from searchain.scoring import confidence as conf_mod
@@ -155,7 +156,8 @@ def url(calibrators: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -
         # the operator's δ (serve --risk-delta) holds for every request's risk bound
         # the default retriever, as `searchain serve` opens it (the calibrators' configuration)
         searched = open_retriever()
-        engine = Engine(llm, searched, max_concurrent=1, max_risk=r, risk_delta=SERVER_DELTA)
+        spec = Spec(max_risk=r, risk_delta=SERVER_DELTA)
+        engine = Engine(llm, searched, spec=spec, max_concurrent=1)
         app_ = create_app(engine, Settings(runs_dir=tmp_path_factory.mktemp("runs")))
         with running(app_, lifespan="on") as u:
             yield u

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from searchain.cli import app as cli_app
 from searchain.llm import make_llm
+from searchain.methods.assembly import Spec
 from searchain.net.serving import running
 from searchain.retrieval.demo import default_index
 from searchain.server import Engine, Settings, create_app
@@ -34,7 +35,8 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     llm = make_llm(
         "local", model="gemma-3-270m", cache=tmp_path_factory.mktemp("llm") / "calls.sqlite"
     )
-    engine = Engine(llm, default_index(), max_concurrent=1, abstain_below=1.0)
+    spec = Spec(model="local:gemma-3-270m", abstain_below=1.0)  # `serve --abstain-below 1`
+    engine = Engine(llm, default_index(), spec=spec, max_concurrent=1)
     app = create_app(engine, Settings(runs_dir=tmp_path_factory.mktemp("runs")))
     with running(app, lifespan="on") as u:  # the MCP face's session manager runs in it
         yield u

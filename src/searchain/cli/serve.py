@@ -133,7 +133,8 @@ def open_engine(
     spec: Spec, max_concurrent: int, method_options: dict[str, dict[str, object]]
 ) -> Any:
     """The service's engine: the spec's one LLM and one retriever, shared by every request,
-    and the operator's method options, loaded once."""
+    the spec itself (every runner's, so a runner names the model served), and the operator's
+    method options, loaded once."""
     from searchain.llm import LLMError
     from searchain.methods.assembly import open_llm, open_retriever
     from searchain.server import Engine
@@ -149,14 +150,7 @@ def open_engine(
         fail(str(e))
     try:
         engine = Engine(
-            client,
-            r,
-            max_concurrent=max_concurrent,
-            method_options=method_options,
-            confidence_checks=spec.confidence_checks,
-            abstain_below=spec.abstain_below,
-            max_risk=spec.max_risk,
-            risk_delta=spec.risk_delta,
+            client, r, spec=spec, max_concurrent=max_concurrent, method_options=method_options
         )
         engine.runner(spec.method)  # a risk bound the default method cannot keep: now
     except (LLMError, ValueError, FileNotFoundError, ImportError) as e:

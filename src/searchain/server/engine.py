@@ -2,10 +2,13 @@
 them, cached by their whole spec; a bounded number of answers at a time; a per-request
 timeout that really stops the work.
 
-What answers is what ``assemble(spec)`` returns, as on every other surface: the engine adds
-only what serving needs — the answer slots and worker threads (``server/slots.py``) and an
-LLM that stops when its request is cancelled (``server/cancellable.py``), which a retriever
-that prompts an LLM itself (LLM-URL) gets too.
+What answers is what ``assemble(spec)`` returns, as on every other surface, built from the
+spec the service was started with (its model, retriever and index, its abstention and
+confidence checks), taken whole: a request changes only the method, its plain options and,
+on ``/v1/ask``, its own abstention and checks. The engine adds only what serving needs —
+the answer slots and worker threads (``server/slots.py``) and an LLM that stops when its
+request is cancelled (``server/cancellable.py``), which a retriever that prompts an LLM
+itself (LLM-URL) gets too.
 
 What names files, models or endpoints (Think&Cite's reward model pair and NLI judge, REBEL's
 tools file) is the operator's: ``method_options`` given when the service starts; what they
@@ -46,23 +49,22 @@ class Engine(AnswerSlots):
         llm: LLM,
         retriever: Retriever | None,
         *,
+        spec: Spec | None = None,
         reader: str = "llm",
         max_concurrent: int = 2,
         max_question_tokens: int = 512,
         method_options: Mapping[str, Mapping[str, Any]] | None = None,
-        confidence_checks: tuple[str, ...] = (),
-        abstain_below: float | None = None,
-        max_risk: float | None = None,
-        risk_delta: float = 0.1,
     ) -> None:
+        """``spec``: what the service was started with, the one ``llm`` and ``retriever``
+        were opened from (None: ``Spec()``, the default model); every runner's spec is it,
+        with the request's method and options. Its own ``options`` are the operator's for
+        its method, as ``method_options`` are."""
         super().__init__(max_concurrent)
+        spec = spec or Spec()
         # What every answer gets unless its request says otherwise (the operator's choice,
         # and all a chat front-end or an MCP agent gets: they cannot send these).
-        self.defaults = Spec(
-            confidence_checks=check_names(confidence_checks),
-            abstain_below=abstain_below,
-            max_risk=max_risk,
-            risk_delta=risk_delta,
+        self.spec = dataclasses.replace(
+            spec, options={}, confidence_checks=check_names(spec.confidence_checks)
         )
         self.llm = CancellableLLM(llm)
         self.retriever = retriever
@@ -74,10 +76,13 @@ class Engine(AnswerSlots):
         self._tokenize = find_tokenizer(llm)
         self._runners: OrderedDict[str, Runner] = OrderedDict()
         self._resources: dict[str, dict[str, Any]] = {}
-        unknown = sorted(set(method_options or {}) - set(catalog.method_names()))
+        self.method_options = {n: dict(o) for n, o in (method_options or {}).items()}
+        if spec.options:
+            own = self.method_options.get(spec.method, {})
+            self.method_options[spec.method] = {**spec.options, **own}
+        unknown = sorted(set(self.method_options) - set(catalog.method_names()))
         if unknown:
             raise ValueError(f"options for unknown method {', '.join(map(repr, unknown))}")
-        self.method_options = {n: dict(o) for n, o in (method_options or {}).items()}
         for name in self.method_options:  # what they name is opened now, not per request
             self.resources_for(name)
 
@@ -153,7 +158,7 @@ class Engine(AnswerSlots):
         plain = {k: v for k, v in merged.items() if v is None or isinstance(v, _PLAIN)}
         asked = abstain_below is not None or max_risk is not None
         spec = dataclasses.replace(
-            self.defaults,
+            self.spec,
             method=name,
             options=plain,
             **({"abstain_below": abstain_below, "max_risk": max_risk} if asked else {}),
