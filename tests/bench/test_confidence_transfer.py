@@ -1,25 +1,17 @@
-"""bench/confidence.py --transfer (issue 51's MuSiQue figure): a calibrator fit on another
-corpus, and on nothing else different, is applied as an uncalibrated score that says so."""
+"""``python -m bench.confidence --transfer`` (issue 51's MuSiQue figure), whose rule is
+``searchain.scoring.confidence_transfer``: a calibrator fit on another corpus, and on nothing
+else different, is applied as an uncalibrated score that says so."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from searchain.scoring import confidence_transfer
 from searchain.scoring.configuration import configuration
 from searchain.types import Confidence, Trace
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench_kit.py
-
-from bench_kit import load_bench  # noqa: E402
-
-
-def _bench():
-    return load_bench("confidence")
 
 
 def _trace(corpus: str) -> Trace:
@@ -38,12 +30,11 @@ def _calibrator(fit: dict[str, Any]) -> dict[str, Any]:
     "other", [{"corpus": "bm25:demo"}, {"corpus": "bm25:demo", "task": "open"}]
 )
 def test_only_a_corpus_difference_is_transferred(other: dict, monkeypatch) -> None:
-    bench = _bench()
     trace = _trace("bm25:musique")
     fit = {**configuration(trace, "m"), **other}
-    monkeypatch.setattr(bench, "find_calibrator", lambda *a: _calibrator(fit))
+    monkeypatch.setattr(confidence_transfer, "find_calibrator", lambda *a: _calibrator(fit))
     before = Confidence(value=0.4, calibrated=False, signals={"has_answer": 1.0}, note="n")
-    after = bench.transferred(before, trace, "m")
+    after = confidence_transfer.transferred(before, trace, "m")
     if len(other) == 1:
         assert after.value == pytest.approx(1 / (1 + 2.718281828**-2), rel=1e-6)
         assert not after.calibrated and after.note.startswith("transfer: ")
@@ -61,7 +52,6 @@ def test_without_maxprob_scores_with_the_plain_calibrator(own_calibrators: Path)
     from confidence_kit import shipped_meta
     from searchain.scoring import confidence as conf_mod
 
-    bench = _bench()
     plain = conf_mod.shipped_calibrator("searchain", "qwen2.5-coder-1.5b")
     assert plain is not None
     mine = own_calibrators
@@ -71,8 +61,8 @@ def test_without_maxprob_scores_with_the_plain_calibrator(own_calibrators: Path)
     (mine / "calibrator-searchain+maxprob--qwen2.5-coder-1.5b.json").write_text(json.dumps(variant))
     trace = Trace(question="q", method="searchain", answer="Paris")
     trace.meta.update(shipped_meta(), maxprob={"value": 0.9})
-    with_signal = bench.confidence_of(trace, "qwen2.5-coder-1.5b")
-    default = bench.confidence_of(trace, "qwen2.5-coder-1.5b", ("maxprob",))
+    with_signal = confidence_transfer.confidence_of(trace, "qwen2.5-coder-1.5b")
+    default = confidence_transfer.confidence_of(trace, "qwen2.5-coder-1.5b", ("maxprob",))
     assert with_signal.calibrator["name"] == "searchain+maxprob--qwen2.5-coder-1.5b"
     assert default.calibrated and default.calibrator["name"] == "searchain--qwen2.5-coder-1.5b"
     assert "answer_maxprob: shown, not used" in default.note

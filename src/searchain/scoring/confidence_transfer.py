@@ -1,0 +1,50 @@
+"""A confidence from a calibrator fit on answers unlike this one in a named way (issue 51): a
+calibrator fit on another corpus applied as a labelled, uncalibrated score (the transfer), or
+the calibrator of answers made without some opt-in checks (``--without maxprob``: that
+check's signal is in the trace, shown, not used). ``python -m bench.confidence`` writes
+both into runs' records."""
+
+from __future__ import annotations
+
+from searchain.scoring.confidence import (
+    apply_calibrator,
+    assess,
+    checks_of,
+    find_calibrator,
+    model_key,
+    signals,
+)
+from searchain.scoring.configuration import FIELDS, configuration
+from searchain.types import Confidence, Trace
+
+
+def transferred(conf: Confidence, trace: Trace, model: str) -> Confidence:
+    """``conf`` with the method's calibrator applied where it differs from the answer's
+    configuration only in the corpus: an uncalibrated score whose note says it is a transfer
+    (else ``conf`` as it is)."""
+    key = model_key(model)
+    calibrator = find_calibrator(trace.method, checks_of(trace), key)
+    fit = ((calibrator or {}).get("certification") or {}).get("configuration")
+    if calibrator is None or fit is None or conf.calibrated:
+        return conf
+    now = configuration(trace, key)
+    if [f for f in FIELDS if fit.get(f) != now.get(f)] != ["corpus"]:
+        return conf
+    conf.value = apply_calibrator(calibrator, conf.signals or signals(trace))
+    conf.calibrator = {"name": calibrator.get("name"), "fit_on": calibrator.get("fit_on")}
+    conf.note = (
+        f"transfer: the mapping of {calibrator.get('name')}, fit on corpus {fit['corpus']}, "
+        f"applied to an answer over {now['corpus']}: not a probability here"
+    )
+    return conf
+
+
+def confidence_of(trace: Trace, model: str, without: tuple[str, ...] = ()) -> Confidence:
+    """The answer's confidence, from the calibrator of answers made without the checks in
+    ``without`` (their signals stay in the trace: shown, not used) where any are named."""
+    if not without:
+        return assess(trace, model)
+    checks = tuple(c for c in checks_of(trace) if c not in without)
+    return assess(
+        trace, model, calibrator=find_calibrator(trace.method, checks, model_key(model), trace)
+    )
