@@ -29,8 +29,9 @@ from pathlib import Path
 import numpy as np
 
 from bench.kit import RESULTS_DIR
-from searchain.eval.calibrate import calibration_rows, item_ids
+from searchain.eval.calibrate import item_ids
 from searchain.eval.runner import read_results
+from searchain.eval.signal_auroc import signal_aurocs
 from searchain.scoring.calibration import auroc
 from searchain.scoring.confidence import signals
 from searchain.scoring.confidence_checks import CHECKS
@@ -88,24 +89,6 @@ def table(args: argparse.Namespace) -> None:
     name = SIGNAL[args.check]
     print(f"AUROC of {name}: {auroc(p, right):.2f} [{lo:.2f}, {hi:.2f}] (0.5: no signal)")
     print(f"mean {name}: right {p[right].mean():.2f}, wrong {p[~right].mean():.2f}")
-
-
-def signal_aurocs(run_dir: Path, method: str, part: str) -> tuple[int, int, dict[str, tuple]]:
-    """Each signal's AUROC with its bootstrap 95 % interval on the ``part`` items of a
-    calibration run (the answers' signals as the calibrator reads them); the item count and
-    how many were right."""
-    items = calibration_rows([run_dir], method).part(part)
-    right = np.array(items.right, dtype=bool)
-    rng = np.random.default_rng(0)
-    resamples = [rng.integers(0, len(right), len(right)) for _ in range(2000)]
-    found: dict[str, tuple] = {}
-    for name in sorted({k for row in items.rows for k in row}):
-        have = np.array([name in row for row in items.rows])
-        x = np.array([row.get(name, 0.0) for row in items.rows])
-        boots = [auroc(x[i][have[i]], right[i][have[i]]) for i in resamples]
-        lo, hi = np.nanpercentile(boots, [2.5, 97.5])
-        found[name] = (auroc(x[have], right[have]), lo, hi, int(have.sum()))
-    return len(right), int(right.sum()), found
 
 
 def signals_table(args: argparse.Namespace) -> None:

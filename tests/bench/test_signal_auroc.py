@@ -1,5 +1,6 @@
-"""bench/confidence_check_signal.py `signals`: how well each free signal of a calibration run
-tells right answers from wrong ones (issue 51's refit was read with it), on the real run."""
+"""``searchain.eval.signal_auroc`` (``python -m bench.confidence_check_signal signals``): how
+well each free signal of a calibration run tells right answers from wrong ones (issue 51's
+refit was read with it), on the real run."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bench_kit import load_bench
 from searchain.eval.calibrate import calibration_rows
+from searchain.eval.signal_auroc import signal_aurocs
 
 RUN = Path(__file__).resolve().parents[2] / (
     "results/calibration/qwen2.5-coder-1.5b/hotpotqa-calibration-default"
@@ -16,8 +17,7 @@ RUN = Path(__file__).resolve().parents[2] / (
 
 
 def test_each_signals_auroc_on_the_fit_items() -> None:
-    bench = load_bench("confidence_check_signal")
-    n, right, found = bench.signal_aurocs(RUN, "retrieve-read", "fit")
+    n, right, found = signal_aurocs(RUN, "retrieve-read", "fit")
     items = calibration_rows([RUN], "retrieve-read").part("fit")
     assert (n, right) == (len(items.right), sum(items.right)) and 0 < right < n
     labelled = list(zip(items.rows, items.right, strict=True))
