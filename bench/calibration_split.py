@@ -15,7 +15,7 @@ answers those first and can pair with the old records), then the others in file 
 answers it in order without ``--limit`` (``searchain eval --dataset FILE --concurrency 1``) and
 may stop anywhere; the command refuses to write a pool that holds a held-out item.
 
-    .venv/bin/python bench/calibration_split.py
+    .venv/bin/python -m bench.calibration_split
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import json
 from pathlib import Path
 
 from bench.kit import RESULTS_DIR
-from bench.quality import held_out_ids, reported_ids
 from searchain.eval.datasets import dataset_path
+from searchain.eval.splits import held_out_ids, reported_ids
 
 CALIBRATION = RESULTS_DIR / "calibration"
 ANSWERED = CALIBRATION / "qwen2.5-coder-1.5b" / "hotpotqa-calibration" / "results.jsonl"

@@ -12,8 +12,9 @@ what a new user meets on their first run:
   per question, through a resumable ``searchain eval`` run with its own call cache;
 * **download**: the model file's size (what ``pip`` fetches on top of the shared install).
 
-    SEARCHAIN_THREADS=1 .venv/bin/python bench/default_model.py run      # resumable
-    .venv/bin/python bench/default_model.py table                        # Markdown
+    SEARCHAIN_THREADS=1 .venv/bin/python -m bench.default_model run      # resumable
+    .venv/bin/python -m bench.default_model table                        # Markdown
+    .venv/bin/python -m bench.default_model questions                    # the demo questions
 
 Runs live in ``results/default-model/``; ``tests/bench/test_default_model.py`` recomputes the table.
 Compile time of llama.cpp (~6 min on 2 cores) is the same for every model and is not counted.
@@ -140,13 +141,16 @@ def table(root: Path = RESULTS) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("command", choices=("run", "table"))
+    p.add_argument("command", choices=("run", "table", "questions"))
     p.add_argument("--models", default=",".join(MODEL_NAMES))
     p.add_argument("--root", type=Path, default=RESULTS)
     p.add_argument("--write", action="store_true", help="table: also write <root>/README.md")
     args = p.parse_args(argv)
     if args.command == "run":
         return run(args)
+    if args.command == "questions":  # what run writes to <root>/demo-questions.jsonl
+        sys.stdout.write("".join(json.dumps(q) + "\n" for q in demo_questions()))
+        return 0
     text = table(args.root)
     print(text)
     if args.write:
@@ -159,8 +163,8 @@ def page(text: str) -> str:
     the committed runs say."""
     return (
         "# Which offline model answers the demo questions? (issue 18, item 5)\n\n"
-        "```bash\nSEARCHAIN_THREADS=1 .venv/bin/python bench/default_model.py run\n"
-        ".venv/bin/python bench/default_model.py table --write\n```\n\n"
+        "```bash\nSEARCHAIN_THREADS=1 .venv/bin/python -m bench.default_model run\n"
+        ".venv/bin/python -m bench.default_model table --write\n```\n\n"
         "SearChain, BM25 over the bundled demo corpus, one llama.cpp thread, on the 2-core "
         "machine while one other 1-thread evaluation ran beside it. *First run*: a new "
         "process with empty model and call caches (the chunked models are assembled and "

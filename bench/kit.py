@@ -12,7 +12,6 @@ ROOT = Path(__file__).resolve().parents[1]  # the repository
 RESULTS_DIR = ROOT / "results"  # committed runs and their pages, a folder per bench
 SHARED = ROOT.parent / "shared"  # the read-only benchmark data, next to the repository
 DATA = SHARED / "data"
-HELD_OUT = SHARED / "splits" / "hotpotqa-fresh-heldout-160.txt"  # never answered but once
 # ``searchain ...`` run by this Python, whichever environment it is in (no .venv path assumed)
 SEARCHAIN = (sys.executable, "-m", "searchain.cli")
 

@@ -32,7 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.kit import DATA, HELD_OUT, RESULTS_DIR
+from bench.kit import DATA, RESULTS_DIR
+from searchain.eval.splits import held_out_path
 from searchain.retrieval import (
     BM25Index,
     DenseIndex,
@@ -45,6 +46,7 @@ from searchain.retrieval.postgres.writer import CollectionWriter
 from searchain.types import Passage
 
 K = 5
+HELD_OUT = held_out_path("hotpotqa")
 
 
 def load(url: str, passages: list[Passage], vectors: np.ndarray, unit_of: Any) -> float:
@@ -126,7 +128,7 @@ def real_docs(url: str, work: Path) -> dict[str, Any]:
 
 def hotpot_100() -> tuple[list[Passage], list[str], list[list[str]]]:
     path = DATA / "hotpotqa" / "dev_subsampled.jsonl"
-    frozen = set(HELD_OUT.read_text().split()) if HELD_OUT.is_file() else set()
+    frozen = set(HELD_OUT.read_text().split()) if HELD_OUT and HELD_OUT.is_file() else set()
     items = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
     items = [q for q in items if q["question_id"] not in frozen][:100]
     gold = hotpotqa_supporting_ids(path)

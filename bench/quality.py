@@ -7,148 +7,38 @@ to the set's proposed method (SearChain, REBEL, Think&Cite) on the same items �
 that says whether the papers' ordering holds here — and the failure taxonomy
 (``searchain.eval.taxonomy``): for each wrong item, the first place it went wrong.
 
-    .venv/bin/python bench/quality.py run --sets hotpotqa,musique --limit 50 \\
+    .venv/bin/python -m bench.quality run --sets hotpotqa,musique --limit 50 \\
         --model qwen2.5-coder-1.5b            # resumable: re-run to continue
-    .venv/bin/python bench/quality.py table --model qwen2.5-coder-1.5b [--png out.png]
+    .venv/bin/python -m bench.quality table --model qwen2.5-coder-1.5b [--png out.png]
+    .venv/bin/python -m bench.quality prepare --sets strategyqa,fever  # what run builds first
 
-Splits: the reported items are the seed-0 subsample of ``--limit`` (``--split report``, the
-default). ``--split tune`` writes the data set's other items to ``results/quality/splits/``
-and runs on those, so prompt and threshold work never sees a reported item.
+The sets and what the papers reported on them: ``searchain.eval.recipes``. Splits
+(``searchain.eval.splits``): the reported items are the seed-0 subsample of ``--limit``
+(``--split report``, the default). ``--split tune`` writes the data set's other items to
+``results/quality/splits/`` and runs on those, so prompt and threshold work never sees a
+reported item.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import importlib.util
 import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.kit import DATA, HELD_OUT, RESULTS_DIR, ROOT, SEARCHAIN
+from bench.kit import DATA, RESULTS_DIR, ROOT, SEARCHAIN
 from bench.quality_sections import chart, costs, knowledge_sources
 from searchain.eval import report as rep
 from searchain.eval.compare import item_scores, paired_difference
-from searchain.eval.datasets import dataset_path, load_dataset
+from searchain.eval.recipes import RECIPES, Recipe, examples, golds, paper_pins
 from searchain.eval.rescore import gold_of, rescore_records
-from searchain.eval.taxonomy import Gold, markdown, tabulate
+from searchain.eval.splits import SplitError, tune_split
+from searchain.eval.taxonomy import markdown, tabulate
 
 RESULTS = RESULTS_DIR / "quality"
-MULTIHOP = ("direct-prompting", "cot", "retrieve-read", "self-ask", "react", "searchain",
-            "searchain-no-ir", "searchain-no-verification", "searchain-no-completion")  # fmt: skip
-PAPER_FOUR = ("direct-prompting", "retrieve-read", "self-ask", "searchain")
-# SearChain Table 1 (gpt-3.5-turbo, cover-EM): the rows it has.
-T1_HOTPOT = {"retrieve-read": 34.09, "self-ask": 40.05, "searchain-no-ir": 38.36,
-             "searchain": 56.91, "searchain-no-verification": 46.11,
-             "searchain-no-completion": 53.05}  # fmt: skip
-T1_MUSIQUE = {"retrieve-read": 10.22, "self-ask": 14.28, "searchain-no-ir": 13.61,
-              "searchain": 17.07, "searchain-no-verification": 14.70,
-              "searchain-no-completion": 15.86}  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """One data set's comparison: what runs, how it is scored, what the paper reported."""
-
-    dataset: str
-    methods: tuple[str, ...]
-    metric: str
-    focus: str  # the paper's method: paired differences are taken against it
-    paper: dict[str, float | str] = field(default_factory=dict)
-    paper_source: str = ""
-    corpus: str | None = None  # a file under shared/data to index (else the demo index)
-    eval_args: tuple[str, ...] = ()
-    # Retriever comparisons: one run per arm (name, extra eval args) under <set>/<arm>/, the
-    # arms then compared as if they were methods. "{mirror}" starts the offline Wikipedia
-    # mirror; "{wiki_index}" is --wiki-index (a BM25 index of Wikipedia you built).
-    arms: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    also: tuple[str, ...] = ()  # more metrics to show, one column each
-    # "cc-facts": the paper's 5 categories (limit/5 items each, seed 0) and, for the search
-    # tool, a BM25 index of the data set's single-hop facts (scripts/rebel_cc_table.py);
-    # "sqa-facts": a BM25 index of StrategyQA's annotated facts (strategyqa_facts_index);
-    # "fever-pool": the claims whose evidence the demo index holds (fever_in_pool)
-    prepare: str | None = None
-    # A larger sample of another set's run (same seed): its finished records are reused
-    # (`searchain eval --reuse-from`), only the new items are answered.
-    grow_from: str | None = None
-    limit: int | None = None  # the items of a grown set (else --limit)
-    # The metrics shown side by side, each with its CI and paired Δ to the focus method
-    metrics: tuple[str, ...] = ("em", "f1", "cover_em")  # strict EM, token F1, cover-EM
-
-
-ATTRIBUTION_ARMS = ("alce-vanilla", "thinkcite-1", "thinkcite-2", "thinkcite-3")
-LLM_URL_ALSO = ("doc_recall@1", "passage_recall@1", "passage_recall@10", "valid_url_share",
-                "cover_em")  # fmt: skip
-RECIPES: dict[str, Recipe] = {
-    "hotpotqa": Recipe("hotpotqa", MULTIHOP, "cover_em", "searchain", T1_HOTPOT,
-                       "SearChain Table 1, gpt-3.5-turbo"),
-    "musique": Recipe("musique", MULTIHOP, "cover_em", "searchain", T1_MUSIQUE,
-                      "SearChain Table 1, gpt-3.5-turbo",
-                      corpus="musique/musique_train_corpus.json"),
-    "strategyqa": Recipe("strategyqa", ("direct-prompting", "retrieve-read", "searchain"),
-                         "accuracy", "searchain", {"retrieve-read": 66.78, "searchain": 76.95},
-                         "SearChain Table 1 (cover-EM of the label)", prepare="sqa-facts"),
-    "fever": Recipe("fever", ("direct-prompting", "retrieve-read", "searchain"), "accuracy",
-                    "searchain", {"retrieve-read": 78.25, "searchain": 81.15},
-                    "SearChain Table 1 (cover-EM of the label)", prepare="fever-pool"),
-    "compositional-celebrities": Recipe(
-        "compositional-celebrities", ("direct-prompting", "self-ask", "rebel"), "cover_em",
-        "rebel", {"rebel": "74.4 (59–94)", "direct-prompting": "55.6 (GPT-3, 16–95)"},
-        "REBEL Table 1, text-davinci-003, human-judged, mean of its 5 categories",
-        prepare="cc-facts"),
-    "llm-url": Recipe(
-        "hotpotqa", ("bm25", "llm-url"), "doc_recall@10", "llm-url", {},
-        "LLM-URL reports WebQ/NQ/TriviaQA; here the offline mirror of HotpotQA's pool",
-        eval_args=("-k", "10"),
-        arms=(("bm25", ("--retriever", "bm25")),
-              ("llm-url", ("--retriever", "llm-url:base={mirror},m=10"))),
-        also=LLM_URL_ALSO),
-    "webq-llm-url": Recipe(
-        "webq", ("bm25", "llm-url"), "doc_recall@10", "llm-url",
-        {"llm-url": "zero-shot R@1 +20.4 % relative over the best baseline"},
-        "LLM-URL §4, text-davinci-003, live Wikipedia",
-        eval_args=("-k", "10"),
-        arms=(("bm25", ("--index", "{wiki_index}")),
-              ("llm-url", ("--retriever", "llm-url:m=10"))),
-        also=LLM_URL_ALSO),
-    # Issue 30: the papers' comparison on 100 items (a superset of the 50 above), four methods.
-    "hotpotqa-100": Recipe("hotpotqa", PAPER_FOUR, "cover_em", "searchain", T1_HOTPOT,
-                           "SearChain Table 1, gpt-3.5-turbo", grow_from="hotpotqa", limit=100),
-    "musique-100": Recipe("musique", PAPER_FOUR, "cover_em", "searchain", T1_MUSIQUE,
-                          "SearChain Table 1, gpt-3.5-turbo",
-                          corpus="musique/musique_train_corpus.json", grow_from="musique",
-                          limit=100),
-    # Issue 30: Think&Cite's claim is better attribution at equal or better correctness. The
-    # shared ELI5/QAMPARI files carry no passages, so it is measured where a corpus exists:
-    # HotpotQA questions over the demo index, against retrieve-then-read with ALCE's citing
-    # prompt (no post-hoc citations: every mark is the model's), and Think&Cite at three MCTS
-    # budgets on the same items (seeded children: a longer search repeats a shorter one's
-    # calls, served by the call cache). Citation recall/precision by the --nli judge (the
-    # policy model itself: no NLI checkpoint is installed). The budget fits a 2-core CPU with
-    # the 1.5B model: 2 children per expansion, 1 reflection, 1/2/3 iterations (the paper:
-    # 3 children, 10 reflections, 30 iterations), 5 items (about 20 min an item, all arms).
-    "hotpotqa-attribution": Recipe(
-        "hotpotqa", ATTRIBUTION_ARMS, "citation_recall", "thinkcite-3",
-        {"thinkcite-3": "higher citation recall and precision than vanilla RAG at equal or "
-         "better correctness (ASQA/ELI5, 30 iterations)"}, "Think&Cite Tables 1-2, GPT-4o",
-        eval_args=("--nli", "llm"),
-        arms=(("alce-vanilla", ("--methods", "retrieve-read",
-                                "-O", "retrieve-read.template=baselines/alce_vanilla",
-                                "-O", "retrieve-read.post_cite=false")),
-              *((f"thinkcite-{n}", ("--methods", "thinkcite",
-                                    "-O", f"thinkcite.max_iterations={n}",
-                                    "-O", "thinkcite.n_children=2",
-                                    "-O", "thinkcite.max_reflections=1"))
-                for n in (1, 2, 3))),
-        metrics=("cover_em", "f1", "citation_recall", "citation_precision"), limit=5),
-}  # fmt: skip
-
-
-# prepare steps that write the recipe's own item file (the reported items are its subsample)
-ITEM_FILES = ("cc-facts", "fever-pool")
 
 
 def run_dir(root: Path, model: str, name: str, split: str) -> Path:
@@ -161,57 +51,9 @@ def _index_for(recipe: Recipe, root: Path) -> list[str]:
         return []
     out = root / "indexes" / Path(recipe.corpus).stem
     if not out.is_dir() or not any(out.iterdir()):
-        subprocess.run([*SEARCHAIN, "index", str(DATA / recipe.corpus),
-                        "--out", str(out)], check=True)  # fmt: skip
+        subprocess.run([*SEARCHAIN, "index", str(DATA / recipe.corpus), "--out", str(out)],
+                       check=True, stdout=sys.stderr)  # fmt: skip
     return ["--index", str(out)]
-
-
-# Frozen held-out items per data set (../shared/splits): never answered before their one final
-# scoring, so never in a tune split.
-HELD_OUT_FILES = {"hotpotqa": HELD_OUT}
-
-
-def reported_ids(dataset: str, limit: int) -> set[str]:
-    """Every item a reported run of ``dataset`` answers: the seed-0 subsample of ``limit`` and
-    of each recipe's own size on that data set (HotpotQA-100 grows the 50; a larger seed-0
-    subsample keeps every item of a smaller one)."""
-    sizes = {limit, *(r.limit for r in RECIPES.values() if r.dataset == dataset and r.limit)}
-    return {e.id for e in load_dataset(dataset, limit=max(sizes), seed=0)}
-
-
-def held_out_ids(dataset: str) -> set[str]:
-    """The frozen held-out ids of ``dataset`` (none for a set without a frozen split)."""
-    path = HELD_OUT_FILES.get(dataset)
-    if path is None:
-        return set()
-    if not path.is_file():  # a tune split that might hold held-out items is no tune split
-        raise SystemExit(f"{dataset}: the frozen held-out split {path} is missing")
-    return {ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()}
-
-
-def tune_split(recipe: Recipe, limit: int, root: Path | None = None) -> Path:
-    """The data set's items outside every reported subsample and its frozen held-out split, in
-    the file's own format (JSON Lines or a top-level JSON list), so ``searchain eval`` reads
-    them as usual. (Until issue 50 it left out only the reported 50: 4 of the first 20 tune
-    items and 7 of the first 40 were HotpotQA-100 items.)"""
-    if recipe.prepare in ITEM_FILES:  # its reported items are drawn from another file
-        raise SystemExit(f"{recipe.dataset}: no tune split for a recipe whose items are a "
-                         f"prepared subset ({recipe.prepare}) yet")  # fmt: skip
-    src = dataset_path(recipe.dataset)
-    excluded = reported_ids(recipe.dataset, limit) | held_out_ids(recipe.dataset)
-    everything = load_dataset(recipe.dataset)
-    keep = [i for i, e in enumerate(everything) if e.id not in excluded]
-    out = (root or RESULTS) / "splits" / f"{recipe.dataset}-tune-{limit}{src.suffix}"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    text = src.read_text(encoding="utf-8")
-    if src.suffix == ".jsonl":
-        lines = [ln for ln in text.splitlines() if ln.strip()]
-        out.write_text("".join(lines[i] + "\n" for i in keep), encoding="utf-8")
-    elif isinstance(records := json.loads(text), list):
-        out.write_text(json.dumps([records[i] for i in keep]), encoding="utf-8")
-    else:
-        raise SystemExit(f"{recipe.dataset}: no tune split for this file format ({src.name})")
-    return out
 
 
 def strategyqa_facts_index(root: Path) -> Path:
@@ -228,7 +70,7 @@ def strategyqa_facts_index(root: Path) -> Path:
         json.dumps({"id": f"{r['qid']}-{i}", "title": r["term"], "text": fact}) + "\n"
         for r in rows for i, fact in enumerate(r["facts"])), encoding="utf-8")  # fmt: skip
     subprocess.run([*SEARCHAIN, "index", str(corpus), "--out", str(out)],
-                   check=True)  # fmt: skip
+                   check=True, stdout=sys.stderr)  # fmt: skip
     return out
 
 
@@ -295,25 +137,6 @@ def _fill(arg: str, mirror: str | None, wiki_index: Path | None) -> str:
     return arg.replace("{mirror}", mirror or "").replace("{wiki_index}", str(wiki_index))
 
 
-def paper_pins(methods: str) -> list[str]:
-    """``-O`` pins of the paper preset (``searchain-paper``, declared once in the method
-    catalog) for each SearChain method of a run, but what an ablation fixes itself: the Table
-    reproductions run the paper's SearChain under the name ``searchain`` (and its ablations
-    under theirs), so the recorded runs, made when every default was the paper's, keep their
-    method names, records and tables, and resume (``eval.same_run``: pins that leave what each
-    method resolved to unchanged are the same run)."""
-    from searchain.methods.catalog import resolve
-
-    preset = resolve("searchain-paper")[1]
-    pins = []
-    for name in methods.split(","):
-        record, fixed = resolve(name)
-        if record.name == "searchain" and name != "searchain-paper":
-            pins += [f"{name}.{k}={v if isinstance(v, str) else json.dumps(v)}"
-                     for k, v in preset.items() if k not in fixed]  # fmt: skip
-    return [a for pin in pins for a in ("-O", pin)]
-
-
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) each set; the exit status is the worst of the evals'."""
     from searchain.retrieval.demo import demo_corpus_path
@@ -365,34 +188,15 @@ def _records(run_path: Path, recipe: Recipe) -> list[dict]:
     """The run's records scored by today's scoring (as ``searchain report --rescore``, with
     the golds of the recipe's data set: item ids are stable across subsets); a retriever
     comparison's arms relabelled as its methods."""
-    golds = {e.id: gold_of(e) for e in _examples(recipe.dataset)}
+    by_id = {e.id: gold_of(e) for e in examples(recipe.dataset)}
     if not recipe.arms:
-        return rescore_records(rep.load([run_path])[0].records, golds)
+        return rescore_records(rep.load([run_path])[0].records, by_id)
     out = []
     for arm, _ in recipe.arms:
         if (run_path / arm / "results.jsonl").exists():
-            records = rescore_records(rep.load([run_path / arm])[0].records, golds)
+            records = rescore_records(rep.load([run_path / arm])[0].records, by_id)
             out += [{**r, "method": arm} for r in records]
     return out
-
-
-def _golds(recipe: Recipe) -> dict[str, Gold]:
-    """What the taxonomy needs: answers, and the titles of the evidence in the searched
-    corpus (StrategyQA's own facts, indexed under its term: strategyqa_facts_index)."""
-
-    def titles(e) -> tuple[str, ...]:
-        if recipe.prepare == "sqa-facts":
-            return (e.meta["term"],)
-        return tuple(p.get("title", "") for p in e.gold_passages)
-
-    return {e.id: Gold(e.answers or ([e.label] if e.label else []), titles(e))
-            for e in _examples(recipe.dataset)}  # fmt: skip
-
-
-@functools.cache
-def _examples(dataset: str) -> tuple:
-    """A data set read once per process: the scorer and the taxonomy both need its golds."""
-    return tuple(load_dataset(dataset))
 
 
 def table(run_path: Path, recipe: Recipe, seed: int = 0, run: list[dict] | None = None) -> str:
@@ -431,7 +235,7 @@ def table(run_path: Path, recipe: Recipe, seed: int = 0, run: list[dict] | None 
     lines += knowledge_sources(records, [m for m in recipe.methods if m in rows])
     lines += ["", "Δ = method − focus on the same items, in points; * = the 95 % interval "
               "excludes 0.", "", "Failure taxonomy (first place a wrong item went wrong):", "",
-              markdown(tabulate(records, _golds(recipe), recipe.metric))]  # fmt: skip
+              markdown(tabulate(records, golds(recipe), recipe.metric))]  # fmt: skip
     return "\n".join(lines)
 
 
@@ -468,8 +272,8 @@ def tables_page(model: str, sets: str, text: str) -> str:
     tests/bench/test_quality.py checks that it is what the committed runs say."""
     return (
         f"# Quality runs of {model}\n\nMade by (re-run the first to resume or grow a run):\n\n"
-        f"```bash\nSEARCHAIN_THREADS=1 .venv/bin/python bench/quality.py run --sets {sets} "
-        f"--limit 50 --model {model}\n.venv/bin/python bench/quality.py table --sets {sets} "
+        f"```bash\nSEARCHAIN_THREADS=1 .venv/bin/python -m bench.quality run --sets {sets} "
+        f"--limit 50 --model {model}\n.venv/bin/python -m bench.quality table --sets {sets} "
         f"--model {model} --write\n```\n\nSets named `-100` take 100 items (their recipe's "
         f"limit, a superset of the 50 grown with `--reuse-from`). Partial runs are reported on "
         f"the items every "
@@ -498,9 +302,20 @@ def tables(args: argparse.Namespace) -> int:
     return 0
 
 
+def prepare(args: argparse.Namespace) -> int:
+    """Build what each set's run needs before it answers (its own item file, its search
+    index), once; print where they are, a JSON line per set (the indexer talks on stderr)."""
+    for name in args.sets.split(","):
+        recipe = RECIPES[name]
+        own, prepared = _prepared(recipe, args.root, args.limit)
+        eval_args = [*_index_for(recipe, args.root), *prepared]
+        print(json.dumps({"set": name, "items": own or recipe.dataset, "eval_args": eval_args}))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("command", choices=("run", "table"))
+    p.add_argument("command", choices=("run", "table", "prepare"))
     p.add_argument("--sets", default="hotpotqa,musique", help=f"of {', '.join(RECIPES)}")
     p.add_argument("--model", default="qwen2.5-coder-1.5b")
     p.add_argument("--api", default="auto")
@@ -518,7 +333,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--write", action="store_true",
                    help="table: also write <root>/<model>/README.md")  # fmt: skip
     args = p.parse_args(argv)
-    return run(args) if args.command == "run" else tables(args)
+    try:
+        return {"run": run, "table": tables, "prepare": prepare}[args.command](args)
+    except SplitError as e:  # a tune split that could hold a reported or held-out item
+        raise SystemExit(str(e)) from None
 
 
 if __name__ == "__main__":

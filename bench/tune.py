@@ -9,11 +9,11 @@ method on the same items, each in its own resumable run directory
 95 % bootstrap interval, the paired difference variant − baseline with its interval and the
 items won and lost, the failure taxonomy of both, and every item whose answer changed.
 
-    SEARCHAIN_THREADS=1 .venv/bin/python bench/tune.py run --set hotpotqa --name searchain
-    SEARCHAIN_THREADS=1 .venv/bin/python bench/tune.py run --set hotpotqa --name demos \\
+    SEARCHAIN_THREADS=1 .venv/bin/python -m bench.tune run --set hotpotqa --name searchain
+    SEARCHAIN_THREADS=1 .venv/bin/python -m bench.tune run --set hotpotqa --name demos \\
         -O searchain.tracing_context=demos
-    .venv/bin/python bench/tune.py compare --set hotpotqa searchain demos
-    .venv/bin/python bench/tune.py page --write      # the committed page of comparisons
+    .venv/bin/python -m bench.tune compare --set hotpotqa searchain demos
+    .venv/bin/python -m bench.tune page --write      # the committed page of comparisons
 
 Round calls that a variant shares with its baseline come from the LLM call cache, so a
 change to a late step (tracing, say) costs only that step.
@@ -28,23 +28,18 @@ import sys
 from pathlib import Path
 
 from bench.kit import SEARCHAIN
-from bench.quality import (
-    RECIPES,
-    RESULTS,
-    _golds,
-    _index_for,
-    _prepared,
-    _records,
-    tune_split,
-)
+from bench.quality import RESULTS, _index_for, _prepared, _records
 from searchain.eval import report as rep
+from searchain.eval.analyses import one_hop_lines
 from searchain.eval.compare import item_scores, paired_difference
+from searchain.eval.recipes import RECIPES, golds
+from searchain.eval.splits import SplitError, tune_split
 from searchain.eval.taxonomy import markdown, tabulate
 
 # Scores shown beside the set's own metric when the records have them: token F1 gives
 # partial credit ("Thomas Mann" for "Paul Thomas Mann"), so it moves where cover-EM cannot.
 ALSO = ("f1", "cover_em_content")
-REPORTED = 50  # the reported subsample the tune split leaves out (bench/quality.py --limit)
+REPORTED = 50  # the reported subsample the tune split leaves out (bench.quality's --limit)
 
 
 def tune_dir(root: Path, model: str, name: str, variant: str) -> Path:
@@ -53,7 +48,10 @@ def tune_dir(root: Path, model: str, name: str, variant: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     recipe = RECIPES[args.set]
-    split = tune_split(recipe, REPORTED, args.root)
+    try:
+        split = tune_split(recipe, REPORTED, args.root)
+    except SplitError as e:  # a split that could hold a reported or held-out item
+        raise SystemExit(str(e)) from None
     out = tune_dir(args.root, args.model, args.set, args.name)
     options = [x for o in args.option for x in ("-O", o)]
     _, prepared = _prepared(recipe, args.root, REPORTED)  # its search index, if it has one
@@ -98,10 +96,10 @@ def compare_text(root: Path, model: str, name: str, base: str, variant: str,
                          f"{diff}{star} | {diff.wins} / {diff.losses} |")  # fmt: skip
     if hops := one_hop_lines(kept):
         lines += ["", *hops]
-    golds = _golds(recipe)
+    by_id = golds(recipe)
     for v in (base, variant):
         lines += ["", f"Failure taxonomy, {v}:", "",
-                  markdown(tabulate(kept[v], golds, recipe.metric)).rstrip()]  # fmt: skip
+                  markdown(tabulate(kept[v], by_id, recipe.metric)).rstrip()]  # fmt: skip
     answers = {v: {(r["method"], r["id"]): r for r in rs} for v, rs in kept.items()}
     changed = []
     for key in sorted(shared):
@@ -110,27 +108,13 @@ def compare_text(root: Path, model: str, name: str, base: str, variant: str,
         if ta.get("answer") != tb.get("answer"):
             sa = (a.get("metrics") or {}).get(recipe.metric, 0)
             sb = (b.get("metrics") or {}).get(recipe.metric, 0)
-            gold = ", ".join(golds[key[1]].answers) if key[1] in golds else "?"
+            gold = ", ".join(by_id[key[1]].answers) if key[1] in by_id else "?"
             changed.append(f"| {key[0]} | {key[1]} | {ta.get('answer')!r} ({sa:g}) | "
                            f"{tb.get('answer')!r} ({sb:g}) | {gold} |")  # fmt: skip
     lines += ["", f"Answers that changed ({len(changed)}):", "",
               f"| method | item | {base} | {variant} | gold |", "|---|---|---|---|---|",
               *changed]  # fmt: skip
     return "\n".join(lines) + "\n"
-
-
-def one_hop_lines(runs: dict[str, list[dict]]) -> list[str]:
-    """How often each run's SearChain answered as one hop (``meta.hops`` <= 1: at most one
-    answered node on its verified path); records made before ``hops`` existed are not counted."""
-    out = []
-    for v, rs in runs.items():
-        hops = [(r["trace"].get("meta") or {}).get("hops") for r in rs if r.get("trace")]
-        known = [h for h in hops if h is not None]
-        if known:
-            one = sum(1 for h in known if h <= 1)
-            out.append(f"Answered as one hop, {v}: {one} of {len(known)} "
-                       f"({100 * one / len(known):.0f} %).")  # fmt: skip
-    return out
 
 
 # The comparisons on the committed tune page: (set, baseline, variant, what the variant is).
@@ -166,7 +150,7 @@ PAGE = (
 
 def page_text(root: Path, model: str) -> str:
     """``results/quality/<model>/tune/README.md``: every comparison of :data:`PAGE`."""
-    how = f"`.venv/bin/python bench/tune.py page --model {model} --write`"
+    how = f"`.venv/bin/python -m bench.tune page --model {model} --write`"
     parts = [f"# Tune-split comparisons of {model}", "",
              "Each change judged on the tune items (the data set's items outside the reported "
              "seed-0 subsample of 50; 20 of them unless said) by the paired difference it "

@@ -34,9 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from bench import real_docs_recall as rdr
-from bench.kit import DATA, HELD_OUT
+from bench.kit import DATA
 from bench.real_docs_sets import SETS as DOC_SETS
 from searchain.eval.bootstrap import bootstrap_ci
+from searchain.eval.splits import held_out_ids
 from searchain.retrieval import BM25Index, DenseIndex, HybridRetriever
 from searchain.retrieval.query_plan import QueryPlanRetriever
 from searchain.scoring.document_answers import found, needs
@@ -83,8 +84,7 @@ def hotpotqa_set(name: str, tune_limit: int) -> dict[str, Any]:
     records = {json.loads(x)["question_id"]: json.loads(x) for x in path.open()}
     gold = hotpotqa_supporting_ids(path)
     reported = {e.id for e in load_dataset("hotpotqa", limit=100, seed=0)}
-    frozen = set((HELD_OUT)
-                 .read_text().split())  # fmt: skip
+    frozen = held_out_ids("hotpotqa")
     if name == "hotpotqa":
         ids = [e.id for e in load_dataset("hotpotqa", limit=100, seed=0)]
     else:  # tune: outside the reported 100 and the (spent) held-out 160

@@ -1,21 +1,11 @@
-"""bench/arms_table.py: arms from separate runs, paired on the items both answered."""
+"""``python -m bench.arms_table``: arms from separate runs, paired on the items both answered."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench_kit.py
-
-from bench_kit import load_bench  # noqa: E402
-
-
-def _bench():
-    return load_bench("arms_table")
+from bench_kit import run_bench
 
 
 def _run(path: Path, method: str, right: list[int]) -> Path:
@@ -29,17 +19,16 @@ def _run(path: Path, method: str, right: list[int]) -> Path:
 
 
 def test_arms_of_two_runs_are_paired_on_their_shared_items(tmp_path: Path) -> None:
-    b = _bench()
     base = _run(tmp_path / "a", "retrieve-read", [1, 0, 0, 1])
     other = _run(tmp_path / "b", "searchain", [1, 1, 0])  # q3 not answered yet
-    arms = dict(
-        b.arm_scores(s, "cover_em") for s in (f"rr={base}:retrieve-read", f"sc={other}:searchain")
-    )
-    lines = b.table(arms, "rr", "cover_em")
+    arms = (f"rr={base}:retrieve-read", f"sc={other}:searchain")
+    done = run_bench("arms_table", *arms, "--against", "rr")
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
     rows = {line.split(" | ")[0].strip("| "): line for line in lines if line.startswith("| ")}
     assert "| 4 | 50.0 [" in rows["rr"]
     assert "+33.3 [" in rows["sc"] and " on 3" in rows["sc"] and rows["sc"].endswith("| 1 / 0 |")
-    with pytest.raises(SystemExit, match="no record of nope"):
-        b.arm_scores(f"x={base}:nope", "cover_em")
-    with pytest.raises(SystemExit, match="LABEL=RUN_DIR:METHOD"):
-        b.arm_scores(str(base), "cover_em")
+    missing = run_bench("arms_table", f"x={base}:nope", "--against", "x")
+    assert missing.returncode == 1 and "holds no record of nope" in missing.stderr
+    unlabelled = run_bench("arms_table", str(base), "--against", "x")
+    assert unlabelled.returncode == 1 and "LABEL=RUN_DIR:METHOD" in unlabelled.stderr

@@ -1,6 +1,7 @@
-"""Paired comparisons, the failure taxonomy and bench/quality.py's tables, on the committed
-runs of the real 1.5B instruct model (results/chat-hotpotqa/chat) and on hand-built traces
-for the categories those runs do not show."""
+"""Paired comparisons, the failure taxonomy and the quality bench's tables (``python -m
+bench.quality``, its recipes ``searchain.eval.recipes``, its splits ``searchain.eval.splits``),
+on the committed runs of the real 1.5B instruct model (results/chat-hotpotqa/chat) and on
+hand-built traces for the categories those runs do not show."""
 
 from __future__ import annotations
 
@@ -11,23 +12,19 @@ from pathlib import Path
 
 import pytest
 
+from bench_kit import as_now, copy_of, run_bench
 from searchain.eval import report as rep
+from searchain.eval.analyses import one_hop_lines
 from searchain.eval.compare import item_scores, paired_difference
+from searchain.eval.recipes import RECIPES, golds
 from searchain.eval.rescore import rescore
+from searchain.eval.splits import SplitError, tune_split
 from searchain.eval.taxonomy import CATEGORIES, Gold, classify, tabulate, verification_events
 from searchain.types import Node, Passage, Trace
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench_kit.py
-
-from bench_kit import load_bench
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAT_RUN = ROOT / "results" / "chat-hotpotqa" / "chat"
 FIRST20 = ROOT / "results" / "chat-hotpotqa" / "first20.jsonl"
-
-
-def _bench():
-    return load_bench("quality")
 
 
 def _golds() -> dict[str, Gold]:
@@ -154,15 +151,18 @@ def test_a_correction_the_label_does_not_confirm_still_changed_the_answer() -> N
     assert verification_events(Trace("q", "s", nodes=[node]), gold) == {}
 
 
-def test_bench_table_recomputes_the_report_and_the_taxonomy() -> None:
-    bench = _bench()
-    recipe = bench.Recipe(str(FIRST20), ("direct-prompting", "retrieve-read", "self-ask",
-                                         "searchain"), "cover_em", "searchain",
-                          bench.T1_HOTPOT, "Table 1")  # fmt: skip
-    text = bench.table(CHAT_RUN, recipe)
+def test_bench_table_recomputes_the_report_and_the_taxonomy(tmp_path: Path) -> None:
+    """The HotpotQA table of the chat run (its first 20 items, four methods), as `table`
+    prints it from a copy of the run in the place of a HotpotQA run."""
+    copy_of(CHAT_RUN, tmp_path / "m").rename(tmp_path / "m" / "hotpotqa")
+    done = run_bench("quality", "table", "--sets", "hotpotqa", "--model", "m",
+                     "--root", str(tmp_path))  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    text = done.stdout
     rescored = rescore(CHAT_RUN)  # the bench scores the traces with today's scoring
     rows = {r.method: r for r in rep.summarize([rescored])}
-    for method in recipe.methods:
+    assert set(rows) == {"direct-prompting", "retrieve-read", "self-ask", "searchain"}
+    for method in rows:
         line = next(ln for ln in text.splitlines() if ln.startswith(f"| {method} |"))
         assert str(rows[method].metrics["cover_em"]) in line
     rr = next(ln for ln in text.splitlines() if ln.startswith("| retrieve-read |"))
@@ -178,43 +178,58 @@ def test_bench_table_recomputes_the_report_and_the_taxonomy() -> None:
     assert int(cells[1]) > 0 and abs(sum(float(c.rstrip(" %")) for c in cells[2:]) - 100) <= 2
 
 
-def test_tune_split_holds_no_reported_item(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    bench = _bench()
-    monkeypatch.setattr(bench, "RESULTS", tmp_path)
+def test_tune_split_holds_no_reported_item(tmp_path: Path) -> None:
     from searchain.eval.datasets import load_dataset
 
-    path = bench.tune_split(bench.RECIPES["hotpotqa"], 50)  # bench/tune.py's REPORTED
+    path = tune_split(RECIPES["hotpotqa"], 50, tmp_path)  # bench.tune's REPORTED
+    assert path == tmp_path / "splits" / "hotpotqa-tune-50.jsonl"
     tune = {e.id for e in load_dataset(str(path))}
     # HotpotQA-100 (the reported run grown from the 50) and the frozen held-out items
     reported = {e.id for e in load_dataset("hotpotqa", limit=100, seed=0)}
-    held_out = set((bench.ROOT.parent / "shared/splits/hotpotqa-fresh-heldout-160.txt")
+    held_out = set((ROOT.parent / "shared/splits/hotpotqa-fresh-heldout-160.txt")
                    .read_text().split())  # fmt: skip
     assert len(held_out) == 160 and not tune & reported and not tune & held_out
     assert len(tune) == len(load_dataset("hotpotqa")) - len(reported | held_out) > 0
-    with pytest.raises(SystemExit, match="prepared subset"):  # FEVER's are the in-pool claims
-        bench.tune_split(bench.RECIPES["fever"], 50)
+    with pytest.raises(SplitError, match="prepared subset"):  # FEVER's are the in-pool claims
+        tune_split(RECIPES["fever"], 50, tmp_path)
 
 
-def test_strategyqa_searches_the_pooled_annotated_facts(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict]]:
+    """StrategyQA's and FEVER's prepared items and indexes, as `prepare` builds them before a
+    run (in a fresh root): the root, and what it printed for each set."""
+    root = tmp_path_factory.mktemp("quality")
+    done = run_bench("quality", "prepare", "--sets", "strategyqa,fever", "--root", str(root))
+    assert done.returncode == 0, done.stderr[-2000:]
+    return root, {r["set"]: r for r in map(json.loads, done.stdout.splitlines())}
+
+
+def test_strategyqa_searches_the_pooled_annotated_facts(
+    prepared: tuple[Path, dict[str, dict]], data_dir: Path
+) -> None:
     """StrategyQA's knowledge source: one passage per annotated fact of every question, so a
     question's own evidence sits among the other questions' facts, found by BM25."""
     from searchain.retrieval import BM25Index
 
-    bench = _bench()
-    assert bench.RECIPES["strategyqa"].prepare == "sqa-facts"
-    index = BM25Index.load(bench.strategyqa_facts_index(tmp_path))
-    rows = json.loads((bench.DATA / "strategyqa" / "strategyqa_dev.json").read_text())
+    root, printed = prepared
+    assert RECIPES["strategyqa"].prepare == "sqa-facts"
+    facts = root / "indexes" / "strategyqa-facts"
+    assert printed["strategyqa"] == {"set": "strategyqa", "items": "strategyqa",
+                                     "eval_args": ["--index", str(facts)]}  # fmt: skip
+    index = BM25Index.load(facts)
+    rows = json.loads((data_dir / "strategyqa" / "strategyqa_dev.json").read_text())
     assert len(index) == sum(len(r["facts"]) for r in rows) == 594
     first = rows[0]  # "Will the Albany in Georgia reach a hundred thousand occupants ...?"
     top = index.search(first["question"], k=2)
     assert {p.text for p in top} == set(first["facts"])
     assert {p.title for p in top} == {first["term"]}
     # so the taxonomy's gold evidence is the question's own facts, found by that title
-    assert bench._golds(bench.RECIPES["strategyqa"])[first["qid"]].titles == (first["term"],)
-    assert bench.strategyqa_facts_index(tmp_path) == tmp_path / "indexes" / "strategyqa-facts"
+    assert golds(RECIPES["strategyqa"])[first["qid"]].titles == (first["term"],)
 
 
-def test_fever_keeps_the_claims_the_offline_corpus_can_decide(tmp_path: Path) -> None:
+def test_fever_keeps_the_claims_the_offline_corpus_can_decide(
+    prepared: tuple[Path, dict[str, dict]],
+) -> None:
     """FEVER ships no evidence text: the bench keeps the SUPPORTS/REFUTES claims one of whose
     evidence sets lies in the demo index's paragraphs, and BM25 finds that evidence there."""
     from searchain.eval.datasets import load_dataset
@@ -222,9 +237,10 @@ def test_fever_keeps_the_claims_the_offline_corpus_can_decide(tmp_path: Path) ->
     from searchain.retrieval import read_documents
     from searchain.retrieval.demo import default_index, demo_corpus_path
 
-    bench = _bench()
-    assert bench.RECIPES["fever"].prepare == "fever-pool"
-    examples = load_dataset(str(bench.fever_in_pool(tmp_path)))
+    root, printed = prepared
+    assert RECIPES["fever"].prepare == "fever-pool"
+    assert printed["fever"]["items"] == str(root / "indexes" / "fever-in-pool.jsonl")
+    examples = load_dataset(printed["fever"]["items"])
     assert len(examples) == 58 and {e.label for e in examples} == {"SUPPORTS", "REFUTES"}
     index = default_index()
     titles = {p.title for p in read_documents(demo_corpus_path())}
@@ -282,23 +298,25 @@ def _committed_pages() -> list[Path]:
     return sorted((ROOT / "results" / "quality").glob("*/README.md"))
 
 
-def test_quality_pages_are_what_the_committed_runs_say() -> None:
+def test_quality_pages_are_what_the_committed_runs_say(tmp_path: Path) -> None:
     """results/quality/<model>/README.md (issue 18's tables) regenerated from the runs beside
-    it, byte for byte: a table edited by hand, or a run grown without re-writing its page,
-    fails here."""
-    bench = _bench()
+    it, byte for byte, by the command the page names (`table --write`, on a copy of the
+    runs): a table edited by hand, or a run grown without re-writing its page, fails here."""
     pages = _committed_pages()
     assert pages, "no committed quality page"
     for page in pages:
         text = page.read_text(encoding="utf-8")
         sets = text.split("--sets ", 1)[1].split()[0]
         model = page.parent.name
-        sections = [bench.table(page.parent / name, bench.RECIPES[name])
-                    for name in sets.split(",")
-                    if bench.has_run(page.parent / name)]  # fmt: skip
-        assert sections, page
-        assert text == bench.tables_page(model, sets, "\n\n".join(sections)), page
+        copy = copy_of(page.parent, tmp_path)
+        (copy / "README.md").unlink()  # written again by the bench
+        done = run_bench("quality", "table", "--sets", sets, "--model", model,
+                         "--root", str(tmp_path), "--write")  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "(no runs yet)" not in done.stdout, page
+        assert as_now(text) == (copy / "README.md").read_text(encoding="utf-8"), page
         assert (page.parent / "quality.png").stat().st_size > 10_000  # the chart it shows
+        assert (copy / "quality.png").stat().st_size > 10_000
 
 
 def test_webq_llm_url_recipe_asks_for_a_wikipedia_index(tmp_path: Path) -> None:
@@ -331,15 +349,16 @@ def test_llm_url_recipe_compares_retrievers_through_the_mirror(tmp_path: Path) -
 
 
 def test_tune_page_is_what_the_committed_tune_runs_say() -> None:
-    """results/quality/<model>/tune/README.md (bench/tune.py page), regenerated byte for byte
-    from the tune runs beside it: each change's paired difference on tune items."""
-    tune = load_bench("tune")
+    """results/quality/<model>/tune/README.md (`python -m bench.tune page`), regenerated byte
+    for byte from the tune runs beside it: each change's paired difference on tune items."""
     pages = sorted((ROOT / "results" / "quality").glob("*/tune/README.md"))
     assert pages, "no committed tune page"
     for page in pages:
         model = page.parent.parent.name
-        text = tune.page_text(ROOT / "results" / "quality", model)
-        assert page.read_text(encoding="utf-8") == text, page
+        done = run_bench("tune", "page", "--model", model)  # it prints the page it would write
+        assert done.returncode == 0, done.stderr[-2000:]
+        text = done.stdout.removesuffix("\n")
+        assert as_now(page.read_text(encoding="utf-8")) == text, page
         assert "paired Δ" in text and "Failure taxonomy" in text
 
 
@@ -374,9 +393,8 @@ def test_results_summary_scores_are_the_quality_page_s() -> None:
 
 
 def test_the_tune_comparison_says_how_often_searchain_answered_as_one_hop() -> None:
-    tune = load_bench("tune")
     runs = {
         "a": [{"trace": {"meta": {"hops": h}}} for h in (1, 2, 0, 3)],
         "old": [{"trace": {"meta": {}}}],  # made before meta.hops: not counted
     }
-    assert tune.one_hop_lines(runs) == ["Answered as one hop, a: 2 of 4 (50 %)."]
+    assert one_hop_lines(runs) == ["Answered as one hop, a: 2 of 4 (50 %)."]

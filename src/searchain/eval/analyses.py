@@ -187,6 +187,21 @@ def node_only_answers(answered: Iterable[tuple[Trace | None, bool]]) -> dict[str
     return {"answers": answers, "node_only": node_only}
 
 
+def one_hop_lines(runs: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """How often each run's SearChain answered as one hop (``meta.hops`` <= 1: at most one
+    answered node on its verified path), a line per run (``{name: records}``); records made
+    before ``hops`` existed are not counted."""
+    out = []
+    for name, records in runs.items():
+        hops = [(r["trace"].get("meta") or {}).get("hops") for r in records if r.get("trace")]
+        known = [h for h in hops if h is not None]
+        if known:
+            one = sum(1 for h in known if h <= 1)
+            share = f"{100 * one / len(known):.0f} %"
+            out.append(f"Answered as one hop, {name}: {one} of {len(known)} ({share}).")
+    return out
+
+
 def _states(text: dict[str, str], ids: Iterable[str], answer: str) -> bool:
     """Whether any of the passages ``ids`` states ``answer`` (whole words, normalised)."""
     return any(contains_answer(text.get(i, ""), answer) for i in ids)

@@ -1,7 +1,8 @@
 """The paper's SearChain is a named preset, ``searchain-paper`` (issue 50): it resolves to the
 paper's settings whatever the defaults are, it is on every surface a method name reaches, a run
 with it and ``searchain`` keeps both apart, and the Table reproductions' recorded runs resume
-with the preset's settings pinned (bench/quality.py)."""
+with the preset's settings pinned (``python -m bench.quality``, its recipes
+``searchain.eval.recipes``)."""
 
 from __future__ import annotations
 
@@ -80,28 +81,22 @@ def test_the_preset_is_listed_where_methods_are() -> None:
     assert description("searchain-paper").startswith("searchain with r_max=5, alpha=0.35, k=1")
 
 
-def _quality() -> Any:
-    sys.path.insert(0, str(ROOT / "bench"))
-    import quality
-
-    return quality
-
-
 @pytest.mark.parametrize("run", ["hotpotqa", "hotpotqa-100", "musique-100", "strategyqa", "fever"])
 def test_a_recorded_table_run_resumes_with_the_preset_pinned(run: str, tmp_path: Path) -> None:
-    """What bench/quality.py's eval of that set records of each method (the data set's task,
+    """What the quality bench's eval of that set records of each method (the data set's task,
     the preset's pins) is what the recorded run's manifest holds, and the pins alone do not
     make it another configuration; without the pins (today's defaults) it would be refused."""
     from searchain.eval.methods import describe
+    from searchain.eval.recipes import RECIPES, paper_pins
     from searchain.eval.runner import RunConfigMismatch, prepare_run_dir
     from searchain.methods.catalog import task_options
     from searchain.methods.options import parse_method_options
 
     manifest = json.loads((QUALITY / run / "manifest.json").read_text())
     old = manifest["config"]
-    recipe = _quality().RECIPES[run]
+    recipe = RECIPES[run]
     methods = ",".join(recipe.methods)
-    pins = _quality().paper_pins(methods)
+    pins = paper_pins(methods)
     given = parse_method_options(pins[1::2], list(recipe.methods))
     # The query memory's threshold was 0.97 while MiniLM was the embedder; the packaged GGUF's
     # is 0.99. A manifest does not name the embedder, so the recorded runs resume only with
