@@ -15,8 +15,9 @@ SHIPPED_MODEL = "qwen2.5-coder-1.5b"
 def shipped_meta(variant: str = "searchain") -> dict[str, object]:
     """The trace meta of the configuration the shipped calibrator ``variant`` was fit on, read
     from the package's file (its certification's configuration), so these tests follow a
-    refit: the prompt form, task, corpus, node-label rule and, for SearChain, the CoQ template
-    that says the question position and the final step with its evidence sources."""
+    refit: the prompt form, task, corpus, node-label rule, model file and, for SearChain, θ, k,
+    the reader, the yes/no check and the CoQ template that says the question position and the
+    final step with its evidence sources."""
     name = f"calibrator-{variant}--{SHIPPED_MODEL}.json"
     fitted = json.loads(resources.files("searchain.data").joinpath(name).read_text("utf-8"))
     config = fitted["certification"]["configuration"]
@@ -26,6 +27,11 @@ def shipped_meta(variant: str = "searchain") -> dict[str, object]:
         "corpus": config["corpus"],
         "label_rule": config["label_rule"] or LABEL_RULE,
     }
+    # The identity's later fields, where the calibrator names them (bench/calibrator_identity.py):
+    # recorded as a trace records them (the evidence step's passages only with that step).
+    for field in ("model_file", "theta", "k", "evidence_k", "reader", "yesno_check"):
+        if config.get(field) is not None:
+            meta[field] = config[field]
     if config["question_position"] is not None:
         last = config["question_position"] == "last"
         meta["template"] = "searchain/coq_multihop" + (QUESTION_LAST if last else "")

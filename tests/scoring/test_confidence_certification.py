@@ -209,7 +209,7 @@ def test_a_base_rate_calibrator_is_not_shown_as_a_probability(own_calibrators: P
     copy = {**shipped, "probability": False, "l2_chosen_by": bar}
     mine.write_text(json.dumps(copy), encoding="utf-8")
     trace = Trace(question="q", method="retrieve-read", answer="Shirley Temple")
-    trace.meta.update(prompt_form="chat", task="multihop", corpus="bm25:demo")
+    trace.meta.update(shipped_meta("retrieve-read"))  # the shipped one's configuration
     conf = assess(trace, MODEL)
     assert not conf.calibrated and "no better than the share right" in conf.note
     assert "against 0.123" in conf.note

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from searchain.eval.rescore import run_model
+from searchain.eval.run_stamps import run_config, stamped
 from searchain.eval.runner import MANIFEST, read_results
-from searchain.retrieval.identity import corpus_of_run
 from searchain.scoring.calibration import auroc, choose_l2, fit_logistic
 from searchain.scoring.certification import (
     DEFAULT_DELTA,
@@ -43,8 +43,6 @@ from searchain.scoring.confidence import (
     signals,
 )
 from searchain.scoring.configuration import (
-    CORPUS_KEY,
-    LABEL_RULE_KEY,
     configuration,
     differences,
 )
@@ -129,30 +127,6 @@ def calibration_rows(
             items.configurations.append(configuration(trace, model))
             items.checks.append(checks_of(trace))
     return items
-
-
-def stamped(trace: Trace, config: dict[str, Any]) -> Trace:
-    """A recorded trace with what its run's manifest says of its configuration and the
-    trace itself may not (runs made before answers recorded them): the corpus, the label
-    rule's version."""
-    corpus = corpus_of_run(config)
-    if corpus is not None:
-        trace.meta.setdefault(CORPUS_KEY, corpus)
-    if LABEL_RULE_KEY in config:
-        trace.meta.setdefault(LABEL_RULE_KEY, config[LABEL_RULE_KEY])
-    return trace
-
-
-def run_config(run: str | Path) -> dict[str, Any]:
-    """A run's manifest config, with the label rule's version its meta records."""
-    try:
-        manifest = json.loads((Path(run) / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    config = dict(manifest.get("config") or {})
-    if LABEL_RULE_KEY in (manifest.get("meta") or {}):
-        config.setdefault(LABEL_RULE_KEY, manifest["meta"][LABEL_RULE_KEY])
-    return config
 
 
 def out_of_fold(

@@ -23,6 +23,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from searchain.llm.calls import log_call, outermost_call
@@ -215,6 +216,19 @@ def unwrapped(llm: LLM | None) -> Iterator[LLM]:
             return
         yield llm
         llm = getattr(llm, "inner", None)
+
+
+def model_file(llm: LLM | None) -> str | None:
+    """Which weights answered, through any wrappers: a local GGUF's file name (two
+    quantisations of one model are two files), a served model's name with "(API)" (the
+    server's weights are not known here); ``None`` when neither is known (a replay)."""
+    for client in unwrapped(llm):
+        path = vars(client).get("model_path")
+        if path:
+            return Path(path).name
+        if vars(client).get("base_url") is not None or hasattr(type(client), "endpoint"):
+            return f"{client.model} (API)"
+    return None
 
 
 def prompt_form(llm: LLM | None) -> str:

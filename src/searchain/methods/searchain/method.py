@@ -177,15 +177,29 @@ class SearChain:
             chain = Chain([], chain.raw.strip(), chain.raw)
             trace.errors.append("the reply had no CoQ tag; its text is taken as [Final Content]")
         self._answer(state, chain, rounds, form)
+        self._record_settings(state, form, chains)
+        if state.judge is not None:
+            trace.usage.add(state.judge.usage)  # the yes/no checks' LLM calls
+        trace.wall_seconds = time.perf_counter() - t0
+        emit("answer", text=trace.answer)
+        return trace
+
+    def _record_settings(self, state: _Run, form: str, chains: list[str]) -> None:
+        """What the answer was made with (part of the configuration a calibrator holds for:
+        scoring/configuration.py) and what the run did, in the trace's meta."""
+        cfg, trace = self.config, state.trace
         trace.meta.update(
             prompt_form=form,
             chains=chains,
             task=cfg.task,
             template=cfg.template_name(),
             theta=self.theta,
+            k=cfg.k,
+            reader=self.reader.name if self.reader is not None else None,
+            yesno_check=cfg.yesno_check,
             alpha=cfg.alpha,
             r_max=cfg.r_max,
-            dedup=memory.kind,
+            dedup=state.memory.kind,
             dedup_threshold=cfg.dedup_threshold,
             answer_after_feedback=cfg.answer_after_feedback,
             both_tags=cfg.both_tags,
@@ -195,12 +209,6 @@ class SearChain:
             feedback=state.feedback_log,
             path=[n.id for n in state.path],
         )
-        if state.judge is not None:
-            trace.meta["yesno_check"] = cfg.yesno_check
-            trace.usage.add(state.judge.usage)  # the yes/no checks' LLM calls
-        trace.wall_seconds = time.perf_counter() - t0
-        emit("answer", text=trace.answer)
-        return trace
 
     def _answer(self, state: _Run, chain: Chain, rounds: Rounds, form: str) -> None:
         """The answer once the rounds end (final_answer.py)."""

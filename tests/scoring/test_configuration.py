@@ -1,0 +1,118 @@
+"""The configuration identity a calibrator holds for includes the model file, θ, k, the reader,
+the evidence step's passages and the yes/no check: an answer made otherwise is not mapped and
+the note says which; a calibrator fit before the identity named them says why it maps nothing;
+a recorded run's manifest stamps what its traces do not record."""
+
+from __future__ import annotations
+
+import copy
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from confidence_kit import SHIPPED_MODEL, shipped_meta
+from searchain.eval.run_stamps import run_config, stamped
+from searchain.llm.base import model_file
+from searchain.llm.cache import CachedLLM, SqliteStore
+from searchain.llm.openai_backend import OpenAILLM
+from searchain.scoring.calibrator_scope import mismatch
+from searchain.scoring.confidence import assess
+from searchain.scoring.configuration import configuration
+from searchain.server.cancellable import CancellableLLM
+from searchain.types import Citation, Node, Passage, Trace
+
+PASSAGE = Passage("p1", "Kiss and Tell is a film starring Shirley Temple.", "Kiss and Tell")
+
+
+def _searchain_trace() -> Trace:
+    node = Node(id="r1.1", query="Who starred in Kiss and Tell?", answer="Shirley Temple")
+    node.passages, node.meta = [PASSAGE], {"status": "verified"}
+    trace = Trace(question="Who portrayed Corliss Archer in Kiss and Tell?", method="searchain")
+    trace.answer = trace.final_content = "Shirley Temple"
+    trace.nodes, trace.references = [node], [PASSAGE]
+    trace.citations = [Citation(mark=1, passage_id="p1")]
+    trace.meta.update(shipped_meta("searchain"), path=["r1.1"], rounds=1)
+    return trace
+
+
+def _shipped(variant: str = "searchain") -> dict[str, Any]:
+    name = f"calibrator-{variant}--{SHIPPED_MODEL}.json"
+    return json.loads(resources.files("searchain.data").joinpath(name).read_text("utf-8"))
+
+
+def test_the_shipped_calibrators_name_the_wider_identity() -> None:
+    fit = _shipped()["certification"]["configuration"]
+    assert fit["model_file"] == "qwen2.5-coder-1.5b-instruct.gguf"
+    assert (fit["k"], fit["reader"], fit["yesno_check"]) == (1, "llm", "span")
+    assert isinstance(fit["theta"], float) and fit["evidence_k"] == 5
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("theta", 1.5, "reader threshold θ 1.5, fit on"),
+        ("k", 3, "passages per node k 3, fit on 1"),
+        ("evidence_k", 10, "evidence passages 10, fit on 5"),
+        ("reader", "hf-qa:bert", "reader hf-qa:bert, fit on llm"),
+        ("yesno_check", "nli", "yes/no check nli, fit on span"),
+        ("model_file", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "model file qwen2.5"),
+    ],
+)
+def test_an_answer_made_otherwise_is_not_mapped_and_the_note_says_how(
+    field: str, value: object, said: str
+) -> None:
+    trace = _searchain_trace()
+    same = assess(trace, SHIPPED_MODEL).note  # the shipped configuration: its calibrator's
+    assert "another configuration" not in same, same
+    trace.meta[field] = value
+    conf = assess(trace, SHIPPED_MODEL)
+    assert not conf.calibrated and "another configuration" in conf.note
+    assert said in conf.note, conf.note
+
+
+def test_a_calibrator_fit_before_the_wider_identity_says_why_it_maps_nothing() -> None:
+    old = copy.deepcopy(_shipped())
+    for field in ("model_file", "theta", "k", "evidence_k", "reader", "yesno_check"):
+        del old["certification"]["configuration"][field]
+    why = mismatch(old, _searchain_trace(), SHIPPED_MODEL)
+    assert "model file qwen2.5-coder-1.5b-instruct.gguf, fit on not recorded" in why
+    assert "yes/no check span, fit on not recorded" in why
+
+
+def test_a_trace_without_a_yesno_setting_was_made_with_span() -> None:
+    trace = _searchain_trace()
+    del trace.meta["yesno_check"]  # made before the setting: the span check, the only one
+    assert configuration(trace, SHIPPED_MODEL)["yesno_check"] == "span"
+    other = Trace(question="q", method="retrieve-read", answer="a")
+    assert configuration(other, SHIPPED_MODEL)["yesno_check"] is None  # not SearChain's
+
+
+def test_the_model_file_is_found_through_wrappers(tmp_path: Path, chat_llm: Any) -> None:
+    assert model_file(chat_llm) == chat_llm.model_path.name
+    cached = CachedLLM(CancellableLLM(chat_llm), SqliteStore(tmp_path / "calls.sqlite"))
+    assert model_file(cached) == "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+    served = OpenAILLM("my-model", base_url="http://127.0.0.1:9/v1", api_key="x")
+    assert model_file(served) == "my-model (API)"
+    replay = CachedLLM(None, SqliteStore(tmp_path / "r.sqlite"), backend="local", model="m")
+    assert model_file(replay) is None  # a replay cannot know which weights answered
+
+
+def test_a_run_manifest_stamps_what_its_old_traces_do_not_record(tmp_path: Path) -> None:
+    method_config = {"searchain": {"k": 2, "reader": "LLMReader", "final_step": "evidence"}}
+    manifest = {
+        "config": {"llm": "local", "model": SHIPPED_MODEL, "method_config": method_config},
+        "meta": {"label_rule": 2},
+    }
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    trace = Trace(question="q", method="searchain", answer="a")
+    trace.meta.update(final_step="evidence", evidence_sources="path+question", theta=-1.3)
+    said = configuration(stamped(trace, run_config(tmp_path)), SHIPPED_MODEL)
+    assert said["model_file"] == "qwen2.5-coder-1.5b-instruct.gguf"
+    assert (said["k"], said["reader"], said["label_rule"]) == (2, "llm", 2)
+    assert (said["evidence_k"], said["yesno_check"]) == (5, "span")  # left out: `before`
+    served = {**manifest["config"], "llm": "openai", "base_url": "http://127.0.0.1:9/v1"}
+    trace = Trace(question="q", method="searchain", answer="a")
+    assert configuration(stamped(trace, served), SHIPPED_MODEL)["model_file"] is None
