@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from bench.kit import DATA, ROOT
+from bench.kit import DATA
 from searchain.retrieval.demo import default_index
 from searchain.retrieval.remote import RemoteRetriever
 
@@ -54,8 +54,7 @@ def free_port() -> int:
 
 def start_server(cache_dir: str) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    proc = subprocess.Popen([sys.executable, "-c", SERVER, cache_dir, str(port)], env=env)
+    proc = subprocess.Popen([sys.executable, "-c", SERVER, cache_dir, str(port)])
     url = f"http://127.0.0.1:{port}"
     probe = RemoteRetriever(url, timeout=2, attempts=1)
     deadline = time.monotonic() + 60

@@ -4,13 +4,11 @@ both need lives in ``src/searchain``."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,14 +39,3 @@ def as_now(page: str) -> str:
     """A committed page with the bench commands it shows in today's form (a page regenerated
     since is unchanged)."""
     return _OLD_COMMAND.sub(r"python -m bench.\1", page)
-
-
-def load_bench(name: str) -> ModuleType:
-    """``bench/<name>.py`` as a module: only tests/scoring/test_confidence_certification.py
-    still loads one this way (it goes next)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
