@@ -4,7 +4,7 @@ with items won and lost. An arm is a method's records in a run directory, so a m
 variants that were run into separate directories (an ablation, the paper's recorded run) are
 compared on the same items as one table.
 
-    .venv/bin/python bench/arms_table.py --against retrieve-read \\
+    .venv/bin/python -m bench.arms_table --against retrieve-read \\
         default=results/quality/qwen2.5-coder-1.5b/hotpotqa-100-evidence:searchain \\
         retrieve-read=results/quality/qwen2.5-coder-1.5b/hotpotqa-100-evidence:retrieve-read \\
         ablation=results/quality/qwen2.5-coder-1.5b/hotpotqa-100-evidence-question:searchain

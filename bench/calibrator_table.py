@@ -7,7 +7,7 @@ the base rate's on the fit items, and whether its values are shown as probabilit
 reprints the table (tests/scoring/test_confidence_certification.py checks that the docs hold these
 rows, word for word).
 
-    .venv/bin/python bench/calibrator_table.py
+    .venv/bin/python -m bench.calibrator_table
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ same items (AURC with its paired CI, ECE, cover-EM at 50 and 80 % coverage).
 No answer is produced again: the answers, their traces and their scores are the run's own.
 Resumable: an item already written is kept.
 
-    .venv/bin/python bench/confidence.py results/quality/qwen2.5-coder-1.5b/hotpotqa-100 \\
+    .venv/bin/python -m bench.confidence results/quality/qwen2.5-coder-1.5b/hotpotqa-100 \\
         results/quality/qwen2.5-coder-1.5b/musique-100 --methods searchain,retrieve-read \\
         --model qwen2.5-coder-1.5b --out results/confidence
     .venv/bin/searchain report results/confidence/hotpotqa-100 results/confidence/musique-100
@@ -31,7 +31,7 @@ first (its model calls, seeded and cached, are the check's own; the answer stays
 ``--confidence-check`` would have at run time: on calibration runs, for ``searchain calibrate``
 to fit the ``METHOD+CHECK`` calibrator; on reported runs, to score it.
 
-    SEARCHAIN_THREADS=1 .venv/bin/python bench/confidence.py \\
+    SEARCHAIN_THREADS=1 .venv/bin/python -m bench.confidence \\
         results/calibration/qwen2.5-coder-1.5b/hotpotqa-calibration --methods searchain \\
         --check consistency --out results/confidence/consistency
 """

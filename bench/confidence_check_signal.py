@@ -6,16 +6,16 @@ agree — next to whether the answer was right; then its AUROC with a bootstrap 
 is produced again. Resumable (one JSON line per item under ``--out``, by default
 ``results/confidence/CHECK-signal``).
 
-    SEARCHAIN_THREADS=1 .venv/bin/python bench/confidence_check_signal.py run \\
+    SEARCHAIN_THREADS=1 .venv/bin/python -m bench.confidence_check_signal run \\
         results/quality/qwen2.5-coder-1.5b/tune/hotpotqa-paper40 \\
         results/calibration/qwen2.5-coder-1.5b/hotpotqa-calibration --method searchain \\
         --check consistency --limit 40
-    .venv/bin/python bench/confidence_check_signal.py table --method searchain --check consistency
+    .venv/bin/python -m bench.confidence_check_signal table --method searchain --check consistency
 
 ``signals`` does the same for every free signal the traces of a calibration run hold (no model
 call), on the items the split rule gives to fitting (``--part``), as issue 51's refit was read:
 
-    .venv/bin/python bench/confidence_check_signal.py signals \
+    .venv/bin/python -m bench.confidence_check_signal signals \
         results/calibration/qwen2.5-coder-1.5b/hotpotqa-calibration-default --method searchain
 """
 

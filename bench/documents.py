@@ -9,7 +9,7 @@ folder (nothing re-read) and after touching one file (one re-read). Each build r
 fresh subprocess so its peak memory (``ru_maxrss``; in brackets the parser workers' peak,
 VmHWM) is its own.
 
-    .venv/bin/python bench/documents.py --docs 1500 [--json out.json]
+    .venv/bin/python -m bench.documents --docs 1500 [--json out.json]
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ markup alone cannot find the navigation there, the repeated-block rule has to.
 
 Each extractor runs in its own subprocess: files/s and peak memory (ru_maxrss) are its own.
 
-    .venv/bin/python bench/documents_fidelity.py [--pages 8] [--extractors pypdf,pdfium,pdfminer]
+    .venv/bin/python -m bench.documents_fidelity [--pages 8] [--extractors pypdf,pdfium,pdfminer]
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 eval``'s runner at --concurrency 1, 2, 4, 8, the speed-up over concurrency 1, and the
 harness's overhead per item versus calling the method directly (same server, same items).
 
-    .venv/bin/python bench/eval_throughput.py                       # 8 items, retrieve-read
-    .venv/bin/python bench/eval_throughput.py --items 16 --method direct-prompting --json
+    .venv/bin/python -m bench.eval_throughput                       # 8 items, retrieve-read
+    .venv/bin/python -m bench.eval_throughput --items 16 --method direct-prompting --json
 
 llama_cpp.server (0.3.x) has no parallel slots: a global lock in its app serves one request
 at a time. "Matching parallel slots" therefore means --servers match (the default): one

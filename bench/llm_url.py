@@ -11,7 +11,7 @@ as a ratio to concurrency 1. The cache rows fetch the same titles through an emp
 against the mirror as it is (loopback, no latency: CPU-bound) and with ``--latency`` added to
 every response, which is what fetching from a real, distant host looks like.
 
-    .venv/bin/python bench/llm_url.py [--short 190] [--repeat 3] [--latency 0.05]
+    .venv/bin/python -m bench.llm_url [--short 190] [--repeat 3] [--latency 0.05]
 """
 
 from __future__ import annotations

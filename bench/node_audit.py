@@ -12,8 +12,8 @@ labels writes ``bench/data/node_audit_labels.jsonl`` (``{"key", "supported": tru
 recorded reader outputs) against those labels: the share of the nodes each treats as confirmed
 that the passage supports.
 
-    .venv/bin/python bench/node_audit.py sample
-    .venv/bin/python bench/node_audit.py score
+    .venv/bin/python -m bench.node_audit sample
+    .venv/bin/python -m bench.node_audit score
 """
 
 from __future__ import annotations

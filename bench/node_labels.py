@@ -13,13 +13,13 @@ answers were written from the labels it was made with.) On MuSiQue, whose items
 carry their gold decomposition, also the share of verified nodes whose answer is one of the
 item's gold sub-answers (cover-EM), before and after.
 
-    .venv/bin/python bench/node_labels.py                # the four recorded runs
-    .venv/bin/python bench/node_labels.py RUN [RUN ...]  # others
-    .venv/bin/python bench/node_labels.py --pairs \\
+    .venv/bin/python -m bench.node_labels                # the four recorded runs
+    .venv/bin/python -m bench.node_labels RUN [RUN ...]  # others
+    .venv/bin/python -m bench.node_labels --pairs \\
         results/calibration/qwen2.5-coder-1.5b/hotpotqa-calibration
         # the confident (node, span) pairs that the rule's agreement threshold decides, on
         # calibration items only: how AGREEMENT_F1 was chosen
-    .venv/bin/python bench/node_labels.py RUN --write OUT  # a relabelled copy of RUN
+    .venv/bin/python -m bench.node_labels RUN --write OUT  # a relabelled copy of RUN
 
 With ``--against OLD_RUN`` it also lists the items whose answer differs from an older run's.
 """

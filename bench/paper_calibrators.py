@@ -11,7 +11,7 @@ checks, for every run a calibrator was fit on, that the run's SearChain settings
 recorded in ``relabelled``). It refuses a calibrator whose runs differ from the preset, or one
 already fit on the defaults. No model call, no refit.
 
-    .venv/bin/python bench/paper_calibrators.py  # before calibrator_refit.sh overwrites them
+    .venv/bin/python -m bench.paper_calibrators  # before calibrator_refit.sh overwrites them
 """
 
 from __future__ import annotations

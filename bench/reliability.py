@@ -15,7 +15,7 @@ real ones; searchain.net.faults has the misbehaving servers):
 
 tests/bench/test_reliability.py asserts every figure. Exit status 1 if any misses its target.
 
-    .venv/bin/python bench/reliability.py [--only ssrf,deadlines,...] [--points 20]
+    .venv/bin/python -m bench.reliability [--only ssrf,deadlines,...] [--points 20]
 """
 
 from __future__ import annotations

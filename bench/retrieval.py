@@ -10,7 +10,7 @@ subprocess so peak RSS figures (``ru_maxrss``) don't contaminate each other.
   fingerprint, passage store for texts, atomic publish); results are ``Passage`` objects
   with id, title, text and score.
 
-Usage: python bench/retrieval.py [--n-passages 1000000] [--queries 1000] [--k 10]
+Usage: python -m bench.retrieval [--n-passages 1000000] [--queries 1000] [--k 10]
 """
 
 from __future__ import annotations

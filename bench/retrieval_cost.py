@@ -12,7 +12,7 @@ MuSiQue paragraphs; the dense side searches the same number of vectors — the e
 passages' vectors repeated to that count (encoding 10,000 passages with nomic takes an hour
 here; a flat search's cost depends on the count and dimension, not on the values).
 
-    .venv/bin/python bench/retrieval_cost.py --passages 200 --size 10000 --json out.json
+    .venv/bin/python -m bench.retrieval_cost --passages 200 --size 10000 --json out.json
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ and query latency (median of single ``search`` calls, and per-query time of one
 process that also runs the LLM). The machine's load average is printed with the results,
 since other processes on a shared machine slow every figure down.
 
-Usage: python bench/retrieval_quality.py [--data-dir ../shared/data]
+Usage: python -m bench.retrieval_quality [--data-dir ../shared/data]
        [--dense-types flat,hnsw,ivf] [--latency-queries 100] [--work DIR]
 """
 

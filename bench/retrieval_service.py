@@ -7,7 +7,7 @@ between them. Queries are HotpotQA dev questions, the index is the bundled demo 
 Every setting runs ``--repeat`` times and the median time is reported; results over HTTP
 are checked to be identical to in-process results.
 
-    .venv/bin/python bench/retrieval_service.py [--queries 400] [--k 5] [--repeat 3]
+    .venv/bin/python -m bench.retrieval_service [--queries 400] [--k 5] [--repeat 3]
 """
 
 from __future__ import annotations

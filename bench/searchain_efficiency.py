@@ -1,7 +1,7 @@
 """SearChain on HotpotQA with the embedded model: the paper's Table 5 (efficiency) and Table 2
 (knowledge sources), plus how much wall time is spent outside the LLM.
 
-    .venv/bin/python bench/searchain_efficiency.py --n 50   # a table; --json for scripts
+    .venv/bin/python -m bench.searchain_efficiency --n 50   # a table; --json for scripts
 
 Input/output words are counted on every LLM call a question makes (chain generation, the
 reader, tracing), as the paper counts the words sent to and received from the LLM.

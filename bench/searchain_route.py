@@ -15,7 +15,7 @@ ties go to the rule that chains least often (cost), then to the one with fewer t
 every subset of ``two-parts, no-answer, unstated, uncited, reader-disagrees`` (the empty one is
 "never chain": the first read alone), and ``always``.
 
-    .venv/bin/python bench/searchain_route.py \\
+    .venv/bin/python -m bench.searchain_route \\
         --docs results/real-docs/tune/qwen2.5-coder-1.5b/searchain-route-always.jsonl \\
         --hotpotqa results/quality/qwen2.5-coder-1.5b/tune/hotpotqa-route-always/results.jsonl \\
         [--out results/searchain-route/tune.md]

@@ -1,6 +1,6 @@
 """Think&Cite cost against the MCTS budget, and what reuse saves.
 
-    .venv/bin/python bench/thinkcite.py --n 2 --iterations 5,10,30      # table; --json for scripts
+    .venv/bin/python -m bench.thinkcite --n 2 --iterations 5,10,30      # table; --json for scripts
 
 Questions: ALCE demo questions (ASQA, ELI5) not shown in the prompt, over a BM25 index of all
 ALCE demo documents (60 passages from ../shared/data/alce/prompts). The embedded model is the

@@ -20,7 +20,7 @@ evidence step's ``evidence_k``) and at 10, recall of each needed passage at 5, b
 the tune sets; run the reported sets once, after choosing. ``--out FILE.json`` keeps the rows and
 each question's hits (for paired intervals against BM25: ``--paired``).
 
-    .venv/bin/python bench/two_passage_recall.py --sets docs-tune,hotpotqa-tune --out r.json
+    .venv/bin/python -m bench.two_passage_recall --sets docs-tune,hotpotqa-tune --out r.json
 """
 
 from __future__ import annotations

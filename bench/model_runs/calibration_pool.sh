@@ -10,7 +10,7 @@
 set -eu
 cd "$(dirname "$0")/../.."  # the repository root
 export SEARCHAIN_THREADS=1
-.venv/bin/python bench/calibration_split.py
+.venv/bin/python -m bench.calibration_split
 .venv/bin/searchain eval --dataset results/calibration/splits/hotpotqa-calibration-pool.jsonl \
   --methods searchain,retrieve-read --model qwen2.5-coder-1.5b --concurrency 1 \
   -O searchain.maxprob=true -O retrieve-read.maxprob=true \

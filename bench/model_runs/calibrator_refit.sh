@@ -20,4 +20,4 @@ for m in searchain retrieve-read; do
     --out "$DATA/calibrator-$m+maxprob--qwen2.5-coder-1.5b.json"
 done
 # docs/confidence.md's table of the shipped calibrators, from the files just written
-.venv/bin/python bench/calibrator_table.py
+.venv/bin/python -m bench.calibrator_table

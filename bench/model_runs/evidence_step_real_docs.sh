@@ -9,7 +9,7 @@
 set -eu
 cd "$(dirname "$0")/../.."  # the repository root
 CACHE_DIR="${SEARCHAIN_BENCH_CACHE:-$HOME/.cache/searchain-bench}/real-docs"
-run() { .venv/bin/python bench/real_docs_answers.py run "$@"; }
+run() { .venv/bin/python -m bench.real_docs_answers run "$@"; }
 run --set tune --limit 20 --cache "$CACHE_DIR/tune-llm-calls.sqlite" \
   --arms searchain-evidence,searchain-tracing,searchain-evidence-path,retrieve-read
 # The default the tune run chose (path+question) right after the first arm: the chain's calls

@@ -7,5 +7,5 @@
 #   nohup bench/model_runs/evidence_step_timing.sh > /tmp/issue50-timing.log 2>&1 &
 set -eu
 cd "$(dirname "$0")/../.."  # the repository root
-.venv/bin/python bench/real_docs_answers.py run --set reported --limit 15 \
+.venv/bin/python -m bench.real_docs_answers run --set reported --limit 15 \
   --arms retrieve-read,searchain --interleave --out results/real-docs/timing

@@ -16,16 +16,16 @@ for _ in $(seq 30); do  # at most 30 turns each: a run that cannot finish stops 
   [ "$(finished tracing)" -ge $ITEMS ] && [ "$(finished evidence)" -ge $ITEMS ] && break
   for step in evidence tracing; do
     if [ "$(finished $step)" -lt $ITEMS ]; then
-      timeout "${SLICE:-600}" .venv/bin/python bench/tune.py run --set hotpotqa \
+      timeout "${SLICE:-600}" .venv/bin/python -m bench.tune run --set hotpotqa \
         --name "fresh-$step" --limit $ITEMS -O "searchain.final_step=$step"
     fi
   done
 done
-.venv/bin/python bench/tune.py compare --set hotpotqa fresh-tracing fresh-evidence \
+.venv/bin/python -m bench.tune compare --set hotpotqa fresh-tracing fresh-evidence \
   --out "$RUNS/issue50-tracing-vs-evidence.md"
 # A third configuration (issue 50 allows three), from the first comparison's losses: the
 # evidence step also reads the passages of nodes IR did not confirm.
-.venv/bin/python bench/tune.py run --set hotpotqa --name fresh-evidence-path --limit $ITEMS \
+.venv/bin/python -m bench.tune run --set hotpotqa --name fresh-evidence-path --limit $ITEMS \
   -O searchain.final_step=evidence -O searchain.evidence_sources=path+question
-.venv/bin/python bench/tune.py compare --set hotpotqa fresh-evidence fresh-evidence-path \
+.venv/bin/python -m bench.tune compare --set hotpotqa fresh-evidence fresh-evidence-path \
   --out "$RUNS/issue50-evidence-vs-evidence-path.md"

@@ -7,8 +7,8 @@
 set -eu
 cd "$(dirname "$0")/../.."  # the repository root
 export SEARCHAIN_THREADS=1
-.venv/bin/python bench/heldout_run.py check
-.venv/bin/python bench/heldout_run.py split
+.venv/bin/python -m bench.heldout_run check
+.venv/bin/python -m bench.heldout_run split
 .venv/bin/searchain eval --dataset results/heldout/splits/hotpotqa-heldout-160.jsonl \
   --methods searchain,retrieve-read --model qwen2.5-coder-1.5b --concurrency 1 \
   -O searchain.maxprob=true -O retrieve-read.maxprob=true \

@@ -26,7 +26,7 @@ OUT=${OUT:-results/heldout}
 ITEMS=${ITEMS:-160}
 n=$(grep -c '"status": "ok"' "$HELD/results.jsonl" || true)
 [ "$n" -ge $((2 * ITEMS)) ] || { echo "the held-out run is not complete ($n of $((2 * ITEMS)) records ok)"; exit 1; }
-BENCH=(.venv/bin/python bench/confidence.py --methods searchain,retrieve-read --model qwen2.5-coder-1.5b)
+BENCH=(.venv/bin/python -m bench.confidence --methods searchain,retrieve-read --model qwen2.5-coder-1.5b)
 "${BENCH[@]}" "$CAL" --out "$CONF/calibration"
 "${BENCH[@]}" "$HELD" --without maxprob --out "$CONF"
 NAME=$(basename "$HELD")

@@ -11,11 +11,11 @@ set -eu
 cd "$(dirname "$0")/../.."  # the repository root
 # the checkout's own code, not what the venv was installed from (a pinned worktree)
 export SEARCHAIN_THREADS=1 PYTHONPATH="$PWD/src"
-docs() { .venv/bin/python bench/real_docs_answers.py "$@"; }
+docs() { .venv/bin/python -m bench.real_docs_answers "$@"; }
 docs setup --set tune --no-peer
 docs run --set tune --arms searchain-route-always,retrieve-read-plan
 PLAN=bm25+parts+bridge
-.venv/bin/python bench/tune.py run --set hotpotqa --name route-always --limit 20 \
+.venv/bin/python -m bench.tune run --set hotpotqa --name route-always --limit 20 \
   --retriever $PLAN -O searchain.route=read-first -O searchain.chain_when=always
-.venv/bin/python bench/tune.py run --set hotpotqa --name rr-plan --limit 20 \
+.venv/bin/python -m bench.tune run --set hotpotqa --name rr-plan --limit 20 \
   --retriever $PLAN --methods retrieve-read
