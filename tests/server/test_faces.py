@@ -6,6 +6,7 @@ SDK's own client over streamable HTTP and over stdio — against real ``searchai
 from __future__ import annotations
 
 import asyncio
+import html
 import os
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import openai
 import pytest
@@ -30,7 +32,8 @@ except ImportError:  # pragma: no cover
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "faces-token-0123456789"
 QUESTION = "Who directed the film Kiss and Tell?"
-FAST_SEARCHAIN = {"r_max": 2, "max_tokens": 64, "trace_max_tokens": 48}
+# route=chain: these check the chain's own progress (the route tests ask for read-first)
+FAST_SEARCHAIN = {"r_max": 2, "max_tokens": 64, "trace_max_tokens": 48, "route": "chain"}
 
 
 def child_env(tmp: Path) -> dict[str, str]:
@@ -93,9 +96,8 @@ def check_citations(content: str, annotations: list[Any], extra: dict[str, Any])
     assert "**Sources**" in content
     for s in sources:
         assert f"- [{s['mark']}] {s['locator']}" in content
-        assert extra["citations"][s["mark"] - 1].endswith(
-            s["id"].replace(" ", "%20").replace("#", "%23")
-        )
+        page = urlsplit(extra["citations"][s["mark"] - 1])
+        assert unquote(page.path) == f"/passages/{s['id']}" and page.query.startswith("cite=")
     assert sources, content  # retrieve-read cites (post hoc when the model does not)
     marks = {s["mark"]: s for s in sources}
     for a in annotations:
@@ -124,6 +126,24 @@ def test_a_completion_carries_the_answer_and_its_citations(client: openai.OpenAI
     content = message.content or ""
     assert "Confidence: not a probability (uncalibrated)" in content and "What fails: " in content
     assert "Confidence: 0" not in content and "Confidence: 1" not in content
+    check_pages(message.annotations or [], (r.model_extra or {})["searchain"]["sources"])
+
+
+def check_pages(annotations: list[Any], sources: list[dict[str, Any]]) -> None:
+    """A citation's link opens, without the bearer token, as a page that shows the passage
+    marked (escaped text); the same link unsigned or re-signed for another passage is 403."""
+    assert annotations
+    by_locator = {s["locator"]: s for s in sources}
+    for a in annotations:
+        url = a.url_citation.url
+        page = httpx.get(url, timeout=30)  # no Authorization header: the signature opens it
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        assert "default-src 'none'" in page.headers["content-security-policy"]
+        passage = by_locator[a.url_citation.title]
+        assert f'<mark id="cited">{html.escape(passage["text"])}</mark>' in page.text
+        assert httpx.get(url.partition("?")[0], timeout=30).status_code == 403
+        forged = url.partition("?")[0] + "x?" + url.partition("?")[2]
+        assert httpx.get(forged, timeout=30).status_code == 403
 
 
 def test_a_stream_shows_the_chain_then_the_answer_with_usage(client: openai.OpenAI) -> None:
@@ -202,7 +222,8 @@ def test_the_token_is_required(base: str) -> None:
     assert httpx.post(f"{base}/mcp", json={}).status_code == 401
 
 
-async def mcp_session_checks(session: ClientSession) -> None:
+async def mcp_session_checks(session: ClientSession) -> list[dict[str, Any]]:
+    """The tools' checks both transports share; the sources of the answer `ask` gave."""
     await session.initialize()
     tools = {t.name: t for t in (await session.list_tools()).tools}
     assert set(tools) == {"search", "ask", "read"}
@@ -227,6 +248,7 @@ async def mcp_session_checks(session: ClientSession) -> None:
     assert missing.is_error
     again = await session.call_tool("search", {"query": "Shirley Temple", "k": 1})
     assert not again.is_error  # the server lives on after tool errors
+    return list(out["sources"])
 
 
 def test_mcp_over_streamable_http(base: str) -> None:
@@ -237,7 +259,11 @@ def test_mcp_over_streamable_http(base: str) -> None:
             streamable_http_client(f"{base}/mcp", http_client=http) as (r, w),
             ClientSession(r, w) as session,
         ):
-            await mcp_session_checks(session)
+            sources = await mcp_session_checks(session)
+            for source in sources:  # each opens as a page, signed, without the token
+                assert source["url"].startswith(f"{base}/passages/"), source
+                page = await http.get(source["url"], headers={"Authorization": ""})
+                assert page.status_code == 200 and html.escape(source["text"]) in page.text
             options = {**FAST_SEARCHAIN, "route": "read-first"}
             routed = await session.call_tool(
                 "ask", {"question": QUESTION, "method": "searchain", "options": options}
@@ -248,7 +274,7 @@ def test_mcp_over_streamable_http(base: str) -> None:
             plain = await session.call_tool(
                 "ask", {"question": QUESTION, "method": "searchain", "options": FAST_SEARCHAIN}
             )
-            assert (plain.structured_content or {})["route"] is None  # it always chains
+            assert (plain.structured_content or {})["route"] is None  # route=chain: no route
 
     asyncio.run(main())
 
@@ -262,6 +288,7 @@ def test_mcp_over_stdio(tmp_path: Path) -> None:
     async def main() -> None:
         with open(tmp_path / "stderr.log", "w") as errlog:
             async with stdio_client(params, errlog=errlog) as (r, w), ClientSession(r, w) as s:
-                await mcp_session_checks(s)
+                sources = await mcp_session_checks(s)
+        assert all(source["url"] is None for source in sources)  # no HTTP service: no page
 
     asyncio.run(main())

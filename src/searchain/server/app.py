@@ -5,6 +5,7 @@ POST /v1/ask/stream     the same as server-sent events: ``progress`` events, the
 GET  /v1/methods        the registered methods
 GET  /v1/runs[/NAME[/items/ID]]   evaluation runs written by ``searchain eval``
 GET  /healthz           liveness, load and limits (no token needed)
+GET  /passages/{id}     a cited passage as a page a person reads (signed link; citation_pages.py)
 GET  /                  the viewer (static files in this package)
 
 Every error is ``{"error": "<one readable line>"}`` with its status (``server/errors.py``).
@@ -27,6 +28,7 @@ from starlette.routing import Route
 
 from searchain import redaction
 from searchain.server import models as m
+from searchain.server.citation_pages import add_citation_pages
 from searchain.server.engine import Engine
 from searchain.server.errors import (
     ASK_ERRORS,
@@ -110,6 +112,7 @@ def create_app(engine: Engine, settings: Settings | None = None) -> FastAPI:
     _add_lookup_routes(app, engine, s, auth)
     _add_run_routes(app, RunStore(s.runs_dir), auth)
     _add_health_and_viewer(app, engine, s)
+    add_citation_pages(app, engine, s.token)  # /passages/{id}: what a citation links to
     _add_chat_faces(app, engine, s)  # /v1/chat/completions, /v1/models, /mcp
     return app
 

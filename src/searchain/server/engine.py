@@ -32,6 +32,7 @@ from searchain.net.deadline import _CANCEL, Cancelled  # noqa: F401 - _CANCEL: t
 from searchain.retrieval.base import Retriever
 from searchain.scoring.confidence_checks import check_names
 from searchain.server.cancellable import CancellableLLM, cancellable
+from searchain.server.cited import CitedPassages
 from searchain.server.slots import AnswerSlots, ServiceBusy
 
 __all__ = ["AnswerSlots", "CancellableLLM", "Cancelled", "Engine", "ServiceBusy"]
@@ -74,6 +75,7 @@ class Engine(AnswerSlots):
         self.reader = reader
         self.max_question_tokens = max_question_tokens
         self._tokenize = find_tokenizer(llm)
+        self.cited = CitedPassages()  # what answers read, for their citation pages
         self._runners: OrderedDict[str, Runner] = OrderedDict()
         self._resources: dict[str, dict[str, Any]] = {}
         self.method_options = {n: dict(o) for n, o in (method_options or {}).items()}

@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field
 from searchain.methods.searchain.route import route_words
 from searchain.scoring.confidence import abstention_text
 from searchain.server.answer_view import answer_text, confidence, describe, sources
+from searchain.server.cited import page_link
 from searchain.server.engine import Engine
 from searchain.server.errors import one_line
 from searchain.server.models import ask_options_model
@@ -56,6 +57,11 @@ class SearchResult(BaseModel):
 
 class SourceHit(Hit):
     mark: int = Field(description="The `[n]` of the answer that cites this passage.")
+    url: str | None = Field(
+        None,
+        description="The passage as a page a person can open (its text in context, a link "
+        "to its file); served over HTTP only, none over stdio.",
+    )
 
 
 class AnswerResult(BaseModel):
@@ -206,7 +212,15 @@ async def answer(
         raise ToolError(e.message) from None
     finally:
         answering.cancel()
-    srcs = [SourceHit(mark=s.mark, **hit(s.passage)) for s in sources(trace)]
+    base = _base_url(ctx)  # None over stdio: no page to link to
+    srcs = [
+        SourceHit(
+            mark=s.mark,
+            url=page_link(base, s.passage.id, getattr(settings, "token", None)) if base else None,
+            **hit(s.passage),
+        )
+        for s in sources(trace)
+    ]
     notice = abstention_text(trace)  # a withheld answer says so before the guess
     return AnswerResult(
         answer=f"{notice}\n\n{answer_text(trace)}" if notice else answer_text(trace),
@@ -216,6 +230,13 @@ async def answer(
         sources=srcs,
         confidence=confidence(trace),
     )
+
+
+def _base_url(ctx: Context) -> str | None:
+    """The service's address as the client reached it (HTTP); None over stdio."""
+    request = getattr(ctx.request_context, "request", None)
+    base = getattr(request, "base_url", None)
+    return str(base) if base is not None else None
 
 
 def read_passage(

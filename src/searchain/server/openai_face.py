@@ -19,7 +19,6 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
-from urllib.parse import quote
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -32,12 +31,13 @@ from searchain.methods.searchain.route import route_words
 from searchain.scoring.confidence import abstention_text
 from searchain.server import openai_models as om
 from searchain.server.answer_view import Source, answer_text, confidence, describe, footer, sources
+from searchain.server.cited import page_link
 from searchain.server.engine import Engine
 from searchain.server.limits.openai_errors import openai_error
 from searchain.server.pipeline import Answering, FaceError, start_answer
 from searchain.server.public import public
 from searchain.server.streaming import KEEP_ALIVE, EventStream, sse, token_dependencies
-from searchain.types import Passage, Trace
+from searchain.types import Trace
 
 _MARK = re.compile(r"\[(\d+)\]")
 _UNSUPPORTED = (
@@ -141,7 +141,7 @@ def register_openai_routes(app: FastAPI, engine: Engine, settings: Any) -> None:
         options = req.options.given() if req.options is not None else {}  # type: ignore[attr-defined]
         runner = await start_answer(engine, req.model, options, question)  # type: ignore[attr-defined]
         answering = Answering(engine, runner, question, settings.timeout)
-        reply = Reply(req.model, str(request.base_url))  # type: ignore[attr-defined]
+        reply = Reply(req.model, str(request.base_url), settings.token)  # type: ignore[attr-defined]
         if req.stream:  # type: ignore[attr-defined]
             usage_chunk = req.stream_options is not None and req.stream_options.include_usage  # type: ignore[attr-defined]
             return EventStream(reply.chunks(answering, settings.heartbeat, usage_chunk))
@@ -178,20 +178,11 @@ def question_of(messages: list[om.ChatMessage], max_chars: int) -> str:
     return text
 
 
-def link(passage: Passage, base: str) -> str:
-    """Where a client can fetch a cited passage: the service's context route for a passage
-    of the user's documents; a URN naming the passage for a corpus record."""
-    pid = quote(passage.id, safe="")
-    if passage.source and passage.source.get("path"):
-        return f"{base}v1/passages/context?id={pid}"
-    return f"urn:searchain:passage:{pid}"
-
-
 class Reply:
     """One completion's identity (id, time, model) and how a trace becomes its body."""
 
-    def __init__(self, model: str, base: str) -> None:
-        self.model, self.base = model, base
+    def __init__(self, model: str, base: str, token: str | None = None) -> None:
+        self.model, self.base, self.token = model, base, token
         self.id = f"chatcmpl-{uuid.uuid4().hex}"
         self.created = int(time.time())
 
@@ -212,7 +203,7 @@ class Reply:
                     "start_index": len(lead) + m.start(),
                     "end_index": len(lead) + m.end(),
                     "title": by_mark[int(m[1])].locator,
-                    "url": link(by_mark[int(m[1])].passage, self.base),
+                    "url": page_link(self.base, by_mark[int(m[1])].passage.id, self.token),
                 },
             }
             for m in _MARK.finditer(text)
@@ -236,7 +227,8 @@ class Reply:
         conf = confidence(trace)
         if conf is not None:
             own["confidence"] = conf
-        return {"citations": [link(p, self.base) for p in trace.references], "searchain": own}
+        citations = [page_link(self.base, p.id, self.token) for p in trace.references]
+        return {"citations": citations, "searchain": own}
 
     @staticmethod
     def usage(trace: Trace) -> dict[str, int]:

@@ -110,7 +110,9 @@ class Answering:
 
     async def _run(self, runner: Runner, question: str) -> Trace:
         self.started = True  # from here on engine.answer releases the slot itself
-        return await self.engine.answer(runner, question, self.timeout, self._on_event)
+        trace = await self.engine.answer(runner, question, self.timeout, self._on_event)
+        self.engine.cited.remember(trace)  # its citations open as pages (citation_pages.py)
+        return trace
 
     def _on_event(self, event: dict[str, Any]) -> None:  # called from the worker thread
         if not self.loop.is_closed():  # a server shutting down: nobody is reading any more

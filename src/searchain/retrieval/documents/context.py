@@ -73,3 +73,28 @@ def passage_on_page(index: BM25Index, path: str, page: int) -> str | None:
         if passage.source and passage.source.get("page") == page:
             return passage.id
     return None
+
+
+def source_file(index: BM25Index, path: str) -> Path | None:
+    """The file the document ``path`` (as indexed, relative to the folder) was read from,
+    while it is still inside an indexed root; ``None`` for a path the index does not hold,
+    or one that now resolves outside its root (a link swapped in after indexing)."""
+    manifest = Path(index.path) / MANIFEST
+    if not manifest.is_file() or path not in _spans(manifest, manifest.stat().st_mtime_ns):
+        return None
+    roots = [Path(r) for r in json.loads(manifest.read_text()).get("roots", [])]
+    for root in roots:
+        if root.is_file():
+            candidate, inside = root, root.parent
+            if root.name != path:
+                continue
+        else:
+            # several roots: each file's path starts with its root's name (files.discover)
+            rel = path.removeprefix(f"{root.name}/") if len(roots) > 1 else path
+            if len(roots) > 1 and rel == path:
+                continue
+            candidate, inside = root / rel, root
+        real = candidate.resolve()
+        if real.is_file() and real.is_relative_to(inside.resolve()):
+            return real
+    return None

@@ -10,6 +10,20 @@ function headers(extra = {}) {
   return t ? { ...extra, Authorization: `Bearer ${t}` } : extra;
 }
 
+// A cited passage's page (GET /passages/{id}): on a service with a token its link carries
+// the signature the service would give it, HMAC-SHA256 of "passage:<id>" under the token
+// (server/cited.py), so the page opens in a new tab without the bearer header.
+async function pageUrl(id) {
+  const url = `/passages/${encodeURIComponent(id)}`;
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (!token) return url;
+  const enc = new TextEncoder();
+  const key = await crypto.subtle.importKey("raw", enc.encode(token), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, enc.encode(`passage:${id}`)));
+  const hex = [...mac].map((b) => b.toString(16).padStart(2, "0")).join("").slice(0, 32);
+  return `${url}?cite=${hex}`;
+}
+
 function showError(message) {
   const e = $("error");
   e.textContent = message || "";
@@ -130,7 +144,7 @@ async function ask(e) {
       else if (event === "trace") {
         progress("done");
         renderTrace($("ask-result"), data,
-          (id) => api(`/v1/passages/context?id=${encodeURIComponent(id)}&around=1`));
+          (id) => api(`/v1/passages/context?id=${encodeURIComponent(id)}&around=1`), pageUrl);
       }
     }
   } catch (err) {

@@ -173,7 +173,16 @@ export function confidenceLine(trace) {
     `Best unverified guess: ${trace.answer || "(none)"}`), line);
 }
 
-export function renderTrace(container, trace, loadContext = null) {
+// A link to the passage's page on the service (citation_pages.py), its href filled in when
+// the signed address is ready; none where the viewer shows a recorded run.
+function pageLink(p, pageUrl) {
+  if (!pageUrl) return null;
+  const a = h("a", { class: "page-link", target: "_blank", rel: "noopener" }, "open as a page");
+  pageUrl(p.id).then((url) => a.setAttribute("href", url)).catch(() => a.remove());
+  return h("span", { class: "pid" }, " · ", a);
+}
+
+export function renderTrace(container, trace, loadContext = null, pageUrl = null) {
   container.replaceChildren();
   const refsList = h("ol", { class: "refs", id: "refs" });
   const highlight = (n) => {
@@ -227,7 +236,7 @@ export function renderTrace(container, trace, loadContext = null) {
       h("strong", {}, where || p.title || "(untitled)"), " ",
       h("span", { class: "pid" }, where ? (isCited ? "" : "not cited") : `${p.id}${isCited ? "" : " · not cited"}`),
       readAs.get(p.id)?.length ? h("span", { class: "pid read-as" }, ` · read as: ${readAs.get(p.id).join(", ")}`) : null,
-      body, where && loadContext ? inDocument(body, p, loadContext) : null);
+      pageLink(p, pageUrl), body, where && loadContext ? inDocument(body, p, loadContext) : null);
     refsList.append(li);
   });
   container.append(h("section", { class: "card", "aria-label": "References" },
