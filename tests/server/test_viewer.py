@@ -7,6 +7,7 @@ latter with ``SEARCHAIN_RECORD=1``). Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
 import re
@@ -217,6 +218,10 @@ def test_ask_on_the_page_cite_and_tree(browser, url: str) -> None:  # type: igno
     assert any("read as: question rank 1" in t for t in shown)
     assert page.evaluate("document.activeElement.dataset.ref") == mark
     assert ref.is_visible()
+    # "open as a page": the passage's citation page on the service (citation_pages.py)
+    link = page.wait_for_selector(f"#refs li[data-ref='{mark}'] a.page-link[href]")
+    opened = page.request.get(url + (link.get_attribute("href") or ""))
+    assert opened.status == 200 and html.escape(passage["text"]) in opened.text()
     # Keyboard: a focused tree node shows its details on Enter.
     first = nodes.first
     first.focus()
