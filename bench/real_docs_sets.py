@@ -111,6 +111,10 @@ RETRIEVERS: dict[str, str] = {"searchain-route-always": PLAN, "retrieve-read-pla
 ARMS["retrieve-read-plan"] = ARMS["retrieve-read"]
 ARMS["searchain-evidence-question-plan"] = ARMS["searchain-evidence-question"]
 RETRIEVERS["searchain-evidence-question-plan"] = PLAN
+# SearChain's defaults on the default retriever (issue 62's reported arm: whatever route the
+# defaults take at the commit a run is pinned to; its records carry the settings).
+ARMS["searchain-plan"] = ARMS["searchain"]
+RETRIEVERS["searchain-plan"] = PLAN
 
 
 def retriever_of(arm: str) -> str:
