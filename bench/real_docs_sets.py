@@ -75,19 +75,21 @@ SETS = {
 ARMS: dict[str, tuple[str, dict[str, Any]]] = {
     "retrieve-read": ("retrieve-read", {}),
     "searchain": ("searchain", {}),
-    "searchain-tracing": ("searchain", {"final_step": "tracing"}),
+    "searchain-tracing": ("searchain", {"final_step": "tracing"}),  # always chains
+    # The arms recorded before SearChain read first (issue 62) chain every question, as they
+    # did then (route=chain), so a rerun means what their records mean.
     "searchain-evidence": (
         "searchain",
-        {"final_step": "evidence", "evidence_sources": "chain+question"},
+        {"final_step": "evidence", "evidence_sources": "chain+question", "route": "chain"},
     ),
     "searchain-evidence-path": (
         "searchain",
-        {"final_step": "evidence", "evidence_sources": "path+question"},
+        {"final_step": "evidence", "evidence_sources": "path+question", "route": "chain"},
     ),
     # The ablation: the evidence step reads only what the user's own words retrieved.
     "searchain-evidence-question": (
         "searchain",
-        {"final_step": "evidence", "evidence_sources": "question"},
+        {"final_step": "evidence", "evidence_sources": "question", "route": "chain"},
     ),
     # Issue 62's tune arm: read first, then always chain (the first read, every route signal
     # and the chained answer of each question are recorded, so a route rule is chosen offline:

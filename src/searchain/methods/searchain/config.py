@@ -282,9 +282,16 @@ class SearChainConfig:
         inert = set() if self.task in LABEL_INSTRUCTIONS else {"label_in_tracing"}
         if self.final_step == "tracing":  # the evidence step's knobs
             inert |= {"evidence_k", "evidence_max_tokens", "evidence_sources"}
-        if self.route == "chain":
-            inert.add("chain_when")
+        if not self.reads_first:  # the paper's route: a chain for every question
+            inert |= {"route", "chain_when"}
         return inert
+
+    @property
+    def reads_first(self) -> bool:
+        """Whether SearChain reads first (route.py): route=read-first where there is a first
+        read to make — with IR and the evidence step. Without IR (the no-IR ablation) or
+        with the paper's tracing step it always chains, as the paper does (docs/searchain.md)."""
+        return self.route == "read-first" and self.use_ir and self.final_step == "evidence"
 
     def validate(self) -> None:
         check_settings(self)  # each setting's own type, choices and range
@@ -292,8 +299,6 @@ class SearChainConfig:
             from searchain.methods.searchain.route import parse_triggers
 
             parse_triggers(self.chain_when)  # an unknown trigger is refused by name
-            if self.final_step != "evidence" or not self.use_ir:
-                raise ValueError("route=read-first needs IR and final_step=evidence")
         if self.echo_retry == self.tracing_context:  # greedy: the same call, the same copy
             raise ValueError(f"echo_retry={self.echo_retry!r} repeats the tracing call itself")
 

@@ -141,7 +141,7 @@ class SearChain:
         parent, chain, chains = root.id, Chain([], "", ""), []
         fed: Node | None = None  # the node whose feedback the next chain answers
         emit("start", method=self.name, question=question)
-        if cfg.use_ir and cfg.route == "read-first":  # route.py: read first, chain when it must
+        if cfg.reads_first:  # route.py: read first, chain when it must
             state.hits, state.read, taken = read_first(
                 question, self.llm, self.retriever, self.reader, self.theta, cfg, trace
             )
