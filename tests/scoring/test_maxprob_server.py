@@ -120,7 +120,7 @@ def test_searchain_evidence_step_through_an_endpoint_without_log_probs(two_films
     script = [("ok", chain), ("ok", " So the answer is Steven Spielberg [1].")]
     with FaultServer(script) as fault:
         llm = OpenAILLM("fault", base_url=fault.url, api="completions")
-        config = SearChainConfig(r_max=1, maxprob=True, final_step="evidence")
+        config = SearChainConfig(r_max=1, maxprob=True, final_step="evidence", route="chain")
         reader = LLMReader(LocalLLM(n_threads=1))
         trace = SearChain(llm, two_films, reader, config).run(QUESTION)
         asked = [r["body"].get("logprobs") for r in fault.requests]

@@ -171,6 +171,7 @@ def test_ask_on_the_page_cite_and_tree(browser, url: str) -> None:  # type: igno
     page.click("details.options summary")  # the options are folded away by default
     page.fill("#opt-r_max", "2")
     page.fill("#opt-max_tokens", "64")
+    page.select_option("#opt-route", "chain")  # the chain's tree (the default reads first)
     with page.expect_response("**/v1/ask/stream") as resp:
         page.click("#ask")
     assert resp.value.status == 200
@@ -182,7 +183,7 @@ def test_ask_on_the_page_cite_and_tree(browser, url: str) -> None:  # type: igno
     trace = page.evaluate(
         """async (q) => (await (await fetch('/v1/ask', {method: 'POST',
             headers: {'Content-Type': 'application/json'},
-            body: JSON.stringify({question: q, options: {r_max: 2, max_tokens: 64}})})).json())""",
+            body: JSON.stringify({question: q, options: {r_max: 2, max_tokens: 64, route: 'chain'}})})).json())""",
         QUESTION,
     )
     assert page.locator("#answer").inner_text().strip() == trace["final_content"].strip()

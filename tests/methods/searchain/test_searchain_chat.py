@@ -65,7 +65,7 @@ def _check(trace: Trace) -> None:
 def test_local_chat_searchain_answers_three_hotpotqa_questions(
     chat_llm: LocalLLM, index: BM25Index, hotpot: list[dict]
 ) -> None:
-    method = SearChain(chat_llm, index, LLMReader(chat_llm), SearChainConfig(r_max=2))
+    method = SearChain(chat_llm, index, LLMReader(chat_llm), SearChainConfig(r_max=2, route="chain"))
     for item in hotpot[:3]:
         _check(run_traced(method, item["question_text"], chat_llm))
 
@@ -74,7 +74,7 @@ def test_a_wrong_answer_contradicting_a_confident_passage_is_corrected(
     chat_llm: LocalLLM, two_films: BM25Index
 ) -> None:
     idx = two_films
-    method = SearChain(chat_llm, idx, LLMReader(chat_llm), SearChainConfig())
+    method = SearChain(chat_llm, idx, LLMReader(chat_llm), SearChainConfig(route="chain"))
     question = "Who directed the film Jaws?"
     state = _Run(question, Trace(question=question, method="searchain"), QueryMemory())
     meta = {"unsolved": False, "status": "unverified", "round": 1, "step": 1}
@@ -93,7 +93,7 @@ def test_chat_searchain_through_a_real_llama_cpp_server(
 ) -> None:
     llm = make_llm("openai", model="qwen2.5-coder-0.5b", base_url=chat_server, cache=False)
     assert llm.form == "chat"
-    method = SearChain(llm, index, LLMReader(llm), SearChainConfig(r_max=2))
+    method = SearChain(llm, index, LLMReader(llm), SearChainConfig(r_max=2, route="chain"))
     _check(run_traced(method, hotpot[0]["question_text"], llm))
 
 

@@ -72,8 +72,18 @@ def test_an_unknown_trigger_is_refused_by_name() -> None:
         parse_triggers("two-parts,sometimes")
     with pytest.raises(ValueError, match="unknown trigger"):
         SearChainConfig(route="read-first", chain_when="sometimes").validate()
-    with pytest.raises(ValueError, match="final_step=evidence"):
-        SearChainConfig(route="read-first", final_step="tracing").validate()
+
+
+
+def test_without_a_first_read_to_make_searchain_chains_and_the_route_is_inert() -> None:
+    """The default reads first; without IR or with the tracing step there is no first read,
+    so SearChain chains as the paper does and a run's manifest leaves the route out."""
+    assert SearChainConfig().reads_first  # the default since issue 62's tune
+    for config in (SearChainConfig(final_step="tracing"), SearChainConfig(use_ir=False)):
+        config.validate()
+        assert not config.reads_first
+        assert {"route", "chain_when"} <= config.inert_settings()
+    assert "route" not in SearChainConfig().inert_settings()
 
 
 def test_the_paper_preset_always_chains_and_its_configuration_says_so() -> None:

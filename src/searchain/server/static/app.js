@@ -117,6 +117,7 @@ function options() {
     const v = $(`opt-${k}`).value;
     if (v !== "") out[k] = Number(v);
   }
+  if ($("opt-route").value) out.route = $("opt-route").value;
   return out;
 }
 
