@@ -183,7 +183,8 @@ def test_ask_on_the_page_cite_and_tree(browser, url: str) -> None:  # type: igno
     trace = page.evaluate(
         """async (q) => (await (await fetch('/v1/ask', {method: 'POST',
             headers: {'Content-Type': 'application/json'},
-            body: JSON.stringify({question: q, options: {r_max: 2, max_tokens: 64, route: 'chain'}})})).json())""",
+            body: JSON.stringify({question: q,
+              options: {r_max: 2, max_tokens: 64, route: 'chain'}})})).json())""",
         QUESTION,
     )
     assert page.locator("#answer").inner_text().strip() == trace["final_content"].strip()

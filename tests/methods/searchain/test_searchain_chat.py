@@ -65,7 +65,9 @@ def _check(trace: Trace) -> None:
 def test_local_chat_searchain_answers_three_hotpotqa_questions(
     chat_llm: LocalLLM, index: BM25Index, hotpot: list[dict]
 ) -> None:
-    method = SearChain(chat_llm, index, LLMReader(chat_llm), SearChainConfig(r_max=2, route="chain"))
+    method = SearChain(
+        chat_llm, index, LLMReader(chat_llm), SearChainConfig(r_max=2, route="chain")
+    )
     for item in hotpot[:3]:
         _check(run_traced(method, item["question_text"], chat_llm))
 

@@ -74,7 +74,6 @@ def test_an_unknown_trigger_is_refused_by_name() -> None:
         SearChainConfig(route="read-first", chain_when="sometimes").validate()
 
 
-
 def test_without_a_first_read_to_make_searchain_chains_and_the_route_is_inert() -> None:
     """The default reads first; without IR or with the tracing step there is no first read,
     so SearChain chains as the paper does and a run's manifest leaves the route out."""
