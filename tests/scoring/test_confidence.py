@@ -284,3 +284,17 @@ def test_calibrate_says_which_signals_its_calibrator_does_not_read() -> None:
 
     said = signals_said({"rounds": 0.38, "maxprob": 0.61, "has_answer": None}, {"rounds"})
     assert said == "rounds 0.38, maxprob 0.61 (not read)"
+
+
+def test_an_answer_of_one_read_is_not_said_to_have_unconfirmed_steps() -> None:
+    """SearChain's read route plans no chain: no reasoning step failed to be confirmed, so the
+    chain's signals are absent (not 0) and the reasons do not claim one did."""
+    trace = _trace()
+    trace.method = "searchain"
+    trace.meta.update(path=[], route={"taken": "read", "rule": "read-first:uncited"})
+    found = signals(trace)
+    assert "path_confirmed_share" not in found and "answer_from_confirmed_node" not in found
+    conf = assess(trace, "qwen2.5-coder-1.5b")
+    assert not any("reasoning steps" in r or "confirmed" in r for r in conf.lowered_by)
+    trace.meta["route"] = {"taken": "chain", "rule": "read-first:uncited"}  # a chain: counted
+    assert signals(trace)["path_unconfirmed_share"] == 1.0

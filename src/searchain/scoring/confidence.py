@@ -39,8 +39,8 @@ from typing import Any
 from searchain.paths import cache_root
 from searchain.scoring import maxprob
 from searchain.scoring.calibrator_scope import UNCALIBRATED, fit_differences, mismatch
+from searchain.scoring.chain_signals import answer_in, searchain_signals
 from searchain.scoring.evidence_signals import evidence_signals
-from searchain.scoring.match import contains_answer
 from searchain.scoring.reasons import calibrated_reasons, contributions
 from searchain.text import normalize_answer
 from searchain.types import Confidence, Trace, Usage
@@ -63,11 +63,6 @@ EVIDENCE_AT = {
     "answer_logprob": UNLIKELY_LOGPROB,
     maxprob.SIGNAL: 0.5,
 }
-LOGPROB_FLOOR = -10.0  # a log-probability below it says no more: the floor of every one here
-# IR's own answers that passed the label's checks (node-label rule 3: one that fails is
-# "unconfirmed", methods/searchain/node_labels.ir_label); "verified" needs a confident reader.
-CONFIRMED = ("corrected", "completed")
-IR_SOURCES = ("ir-corrected", "ir-completed")  # IR changed the node, confirmed or not
 
 
 def model_key(name: str | None) -> str:
@@ -80,53 +75,6 @@ def model_key(name: str | None) -> str:
     return key.removesuffix("-instruct")
 
 
-def _in(answer: str, texts: list[str]) -> float:
-    if not normalize_answer(answer):
-        return 0.0
-    return float(any(contains_answer(t, answer) for t in texts))
-
-
-def _confirmed(node: Any, theta: float | None) -> bool:
-    """IR confirmed the node: it corrected or completed it, or a reader above θ agreed.
-    Read from the reader's confidence, so traces labelled before "unconfirmed" existed
-    (every unchallenged node "verified") give the same signal."""
-    status = node.meta.get("status")
-    if status in CONFIRMED:
-        return True
-    confidence = (node.meta.get("reader") or {}).get("confidence")
-    if status != "verified" or confidence is None:
-        return False
-    return theta is None or confidence > theta
-
-
-def _changed(node: Any) -> bool:
-    """IR changed the node's answer (corrected or completed it), whether or not the label
-    confirmed the reader's answer (node-label rule 3 labels one that fails "unconfirmed")."""
-    return node.source in IR_SOURCES or node.meta.get("status") in CONFIRMED
-
-
-def searchain_signals(trace: Trace) -> dict[str, float]:
-    """What SearChain's Tree-of-Reasoning says about its answer."""
-    theta = trace.meta.get("theta")
-    on_path = set(trace.meta.get("path", []))
-    path = [n for n in trace.nodes if n.id in on_path]
-    confirmed = [n for n in path if _confirmed(n, theta)]
-    readers = [
-        max(LOGPROB_FLOOR, float(c))
-        for n in path
-        if (c := (n.meta.get("reader") or {}).get("confidence")) is not None and c > -99
-    ]
-    checked_answers = [n.answer or "" for n in confirmed]
-    return {
-        "path_confirmed_share": len(confirmed) / len(path) if path else 0.0,
-        "path_unconfirmed_share": 1 - len(confirmed) / len(path) if path else 1.0,
-        "answer_from_confirmed_node": _in(trace.answer, checked_answers),
-        "ir_changed_a_node": float(any(_changed(n) for n in path)),
-        "rounds": float(trace.rounds),
-        "reader_logprob_mean": sum(readers) / len(readers) if readers else LOGPROB_FLOOR,
-    }
-
-
 def signals(trace: Trace) -> dict[str, float]:
     """Every signal the trace holds (SearChain's only for SearChain's traces)."""
     cited_ids = {c.passage_id for c in trace.citations if c.passage_id}
@@ -134,8 +82,8 @@ def signals(trace: Trace) -> dict[str, float]:
     cited = [p.text for p in trace.references if p.id in cited_ids]
     out = {
         "has_answer": float(bool(normalize_answer(trace.answer))),
-        "answer_in_references": _in(trace.answer, texts),
-        "answer_in_cited": _in(trace.answer, cited),
+        "answer_in_references": answer_in(trace.answer, texts),
+        "answer_in_cited": answer_in(trace.answer, cited),
         "citations": float(min(len(cited_ids), 5)),
         "answer_is_yes_no": float(normalize_answer(trace.answer) in ("yes", "no")),
     }

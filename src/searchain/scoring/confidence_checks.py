@@ -40,7 +40,8 @@ from searchain.llm.base import LLMError
 from searchain.llm.prompting import is_chat
 from searchain.readers.nli import answer_claim, make_judge, support
 from searchain.scoring.attribution import format_document
-from searchain.scoring.confidence import CHECKS_KEY, LOGPROB_FLOOR, answer_logprob
+from searchain.scoring.chain_signals import LOGPROB_FLOOR
+from searchain.scoring.confidence import CHECKS_KEY, answer_logprob
 from searchain.text import normalize_answer
 from searchain.types import Passage, Trace, Usage
 
