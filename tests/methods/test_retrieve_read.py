@@ -90,3 +90,25 @@ def test_post_hoc_citation_picks_the_most_overlapping_passage() -> None:
         "Nothing here matches."
     )
     assert [(c.mark, c.passage_id, c.origin) for c in added] == [(2, "b", "post-hoc")]
+
+
+def test_a_runner_assesses_confidence_once_knowing_the_corpus(
+    index: BM25Index, questions: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``assembly.answering``: the method's trace gets its corpus and model file recorded,
+    then one assessment that knows them (it was three: after the method, the corpus, the
+    checks)."""
+    from searchain.methods.assembly import answering
+    from searchain.scoring import confidence as conf_mod
+
+    seen: list[dict] = []
+    real = conf_mod.assess
+
+    def counted(trace: Trace, model: str | None, *a: object, **kw: object) -> object:
+        seen.append(dict(trace.meta))
+        return real(trace, model, *a, **kw)
+
+    monkeypatch.setattr(conf_mod, "assess", counted)
+    trace = answering(RetrieveRead(replayed(), index, k=5), replayed())(questions[0])
+    assert len(seen) == 1 and trace.confidence is not None
+    assert seen[0]["corpus"] == trace.meta["corpus"] and "model_file" in seen[0]

@@ -200,50 +200,37 @@ class Runner:
 def answering(method: Method, llm: LLM, checks: tuple[str, ...] = ()) -> Callable[[str], Trace]:
     """How every surface runs a method (the runner here, the service's engine): the method,
     traced; LLM-URL's reports (its URLs, their fates) and their usage in the trace; the
-    corpus it searched (part of the configuration a calibrator applies to); then the costly
-    confidence checks asked for."""
+    corpus it searched and the model file that answered (part of the configuration a
+    calibrator applies to); the costly confidence checks asked for; then the confidence,
+    assessed once, knowing all of them."""
     from searchain.retrieval.identity import corpus_key
     from searchain.retrieval.llm_url.retriever import with_retrieval_reports
+    from searchain.scoring.confidence import assess
+    from searchain.scoring.confidence_checks import run_checks
 
-    answer = with_retrieval_reports(traced(method, llm))
+    answer = with_retrieval_reports(traced(method, llm, assess_confidence=False))
     corpus = corpus_key(getattr(method, "retriever", None))
 
     def run(question: str) -> Trace:
-        return confidence_checked(with_corpus(answer(question), corpus, llm), checks, llm)
+        trace = with_identity(answer(question), corpus, llm)
+        cost = run_checks(trace, checks, llm) if checks else None
+        trace.confidence = assess(trace, getattr(llm, "model", None))
+        if cost is not None:
+            trace.confidence.cost = cost
+        return trace
 
     return run
 
 
-def with_corpus(trace: Trace, corpus: str | None, llm: LLM) -> Trace:
-    """The trace with the corpus it searched and the model file that answered recorded, and
-    its confidence assessed again knowing them (a calibrator maps only answers of the
-    configuration it was fit on)."""
+def with_identity(trace: Trace, corpus: str | None, llm: LLM) -> Trace:
+    """The trace with the corpus it searched and the model file that answered recorded
+    (where the method did not record them itself)."""
     from searchain.llm.base import model_file
-    from searchain.scoring.confidence import assess
     from searchain.scoring.configuration import CORPUS_KEY, MODEL_FILE_KEY
 
-    found: dict[str, str | None] = {MODEL_FILE_KEY: model_file(llm)}  # None: not known (replay)
+    trace.meta.setdefault(MODEL_FILE_KEY, model_file(llm))  # None: not known (a replay)
     if corpus is not None:
-        found[CORPUS_KEY] = corpus
-    new = {k: v for k, v in found.items() if k not in trace.meta}
-    if not new:
-        return trace
-    trace.meta.update(new)
-    trace.confidence = assess(trace, getattr(llm, "model", None))
-    return trace
-
-
-def confidence_checked(trace: Trace, checks: tuple[str, ...], llm: LLM) -> Trace:
-    """The costly confidence checks asked for (none: the trace as it is), then the
-    confidence again with their signals and their cost."""
-    if not checks:
-        return trace
-    from searchain.scoring.confidence import assess
-    from searchain.scoring.confidence_checks import run_checks
-
-    cost = run_checks(trace, checks, llm)
-    trace.confidence = assess(trace, getattr(llm, "model", None))
-    trace.confidence.cost = cost
+        trace.meta.setdefault(CORPUS_KEY, corpus)
     return trace
 
 

@@ -33,19 +33,24 @@ async def arun(method: Method, question: str) -> Trace:
     return await asyncio.to_thread(run_traced, method, question)
 
 
-def run_traced(method: Method, question: str, llm: LLM | None = None) -> Trace:
+def run_traced(
+    method: Method, question: str, llm: LLM | None = None, *, assess_confidence: bool = True
+) -> Trace:
     """``method.run(question)`` with what the model wrote kept in the trace: every LLM call's
-    raw output (``meta.llm_calls``, see ``llm/calls.py``) and the prompt form used."""
+    raw output (``meta.llm_calls``, see ``llm/calls.py``) and the prompt form used; and its
+    confidence, unless the caller assesses it once it knows more (``assembly.answering``)."""
     with record_calls() as calls:
         trace = method.run(question)
     trace.meta["llm_calls"] = calls
     if llm is not None:
         trace.meta.setdefault("prompt_form", prompt_form(llm))
-    if trace.confidence is None:  # how far to trust the answer, from what the trace holds
+    if assess_confidence and trace.confidence is None:  # from what the trace holds
         trace.confidence = assess(trace, getattr(llm, "model", None))
     return trace
 
 
-def traced(method: Method, llm: LLM | None = None) -> Callable[[str], Trace]:
+def traced(
+    method: Method, llm: LLM | None = None, *, assess_confidence: bool = True
+) -> Callable[[str], Trace]:
     """``method.run`` as ``run_traced`` does it (what the CLI, evaluation and service call)."""
-    return functools.partial(run_traced, method, llm=llm)
+    return functools.partial(run_traced, method, llm=llm, assess_confidence=assess_confidence)
