@@ -82,6 +82,7 @@ from bench.real_docs_recall import CACHE
 from bench.real_docs_recall import setup as fetch_documents
 from bench.real_docs_sets import ARMS, PEER, SETS, QuestionSet, retriever_of
 from searchain.eval.document_answers_tables import alias_markdown, load_records, markdown
+from searchain.llm.llama_server import free_port, wait_ready
 from searchain.scoring.document_answers import (
     alias_scores,
     rescore,
@@ -171,14 +172,6 @@ def peer_command(corpus: Path, url: str, model: str) -> list[str]:
     return [*command, "--model", model, "--context-window", str(SERVER_CTX)]
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def start_server(gguf: Path, model: str, threads: int, log: Path) -> tuple[Any, str]:
     """``llama_cpp.server`` on 127.0.0.1 with the GGUF, ``threads`` for prompt and generation."""
     port = free_port()
@@ -196,27 +189,11 @@ def start_server(gguf: Path, model: str, threads: int, log: Path) -> tuple[Any, 
         server = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
     try:
-        wait_ready(server, url, log)
+        wait_ready(server, url, log, limit_s=600)  # a 1.5B model loads slowly
     except BaseException:  # not ready, or the run stopped meanwhile: the server goes too
         stop(server)
         raise
     return server, url
-
-
-def wait_ready(server: Any, url: str, log: Path, limit_s: float = 600) -> None:
-    import urllib.request
-
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise SystemExit(f"llama_cpp.server exited ({server.returncode}); see {log}")
-        try:
-            with urllib.request.urlopen(f"{url}/models", timeout=5) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(1)
-    raise SystemExit(f"llama_cpp.server did not answer within {limit_s:.0f} s; see {log}")
 
 
 def relative(path: str | None, corpus: Path) -> str:

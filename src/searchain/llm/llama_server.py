@@ -49,7 +49,7 @@ def llama_server(
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}/v1"
     try:
-        _wait_ready(proc, base, log)
+        wait_ready(proc, base, log)
         yield base
     finally:
         proc.terminate()
@@ -59,7 +59,9 @@ def llama_server(
             proc.kill()
 
 
-def _wait_ready(proc: subprocess.Popen[bytes], base: str, log: Path, limit_s: float = 120) -> None:
+def wait_ready(proc: subprocess.Popen[bytes], base: str, log: Path, limit_s: float = 120) -> None:
+    """Return once the server at ``base`` lists its models; RuntimeError (with the log's
+    tail) when it exits first or does not answer within ``limit_s``."""
     deadline = time.monotonic() + limit_s
     while True:
         if proc.poll() is not None:
