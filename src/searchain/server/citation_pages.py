@@ -17,12 +17,12 @@ nothing and runs nothing (its CSP); a served file is sandboxed (no scripts, an o
 import html
 import mimetypes
 from typing import Annotated, Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Query
 from fastapi.responses import FileResponse, HTMLResponse
 
-from searchain.server.cited import signature, signed
+from searchain.server.cited import file_link, signed
 from searchain.server.engine import Engine
 from searchain.server.streaming import document_context, document_index
 from searchain.types import Passage
@@ -97,9 +97,7 @@ def _body(passage: Passage, before: list[Passage], after: list[Passage], link: s
 
 
 def _file_link(pid: str, token: str | None) -> str:
-    sig = signature(token, pid)
-    href = f"/passage-file?id={quote(pid, safe='')}" + (f"&cite={sig}" if sig else "")
-    return f'<p><a href="{html.escape(href)}">Open the file</a></p>'
+    return f'<p><a href="{html.escape(file_link(pid, token))}">Open the file</a></p>'
 
 
 def _web_link(passage: Passage) -> str:

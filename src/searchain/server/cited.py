@@ -58,5 +58,14 @@ def signed(token: str | None, pid: str, given: str | None) -> bool:
 
 def page_link(base: str, pid: str, token: str | None) -> str:
     """The citation page of passage ``pid`` on the service at ``base`` (ending in "/")."""
+    return f"{base}passages/{quote(pid, safe='')}" + _signed_query("?", pid, token)
+
+
+def file_link(pid: str, token: str | None) -> str:
+    """The file passage ``pid`` was read from, on this service (a path from its root)."""
+    return f"/passage-file?id={quote(pid, safe='')}" + _signed_query("&", pid, token)
+
+
+def _signed_query(joiner: str, pid: str, token: str | None) -> str:
     sig = signature(token, pid)
-    return f"{base}passages/{quote(pid, safe='')}" + (f"?cite={sig}" if sig else "")
+    return f"{joiner}cite={sig}" if sig else ""
