@@ -1,11 +1,14 @@
 """Named CLI options derived from the methods' settings (``methods/settings.py``).
 
 A setting declared with ``flag=`` becomes ``--FLAG`` on ``searchain ask`` (every flagged
-setting) and ``searchain serve`` (the operator's: those no remote client may set), with the
-help, type and choices of its declaration; a setting two methods share (``--dedup-threshold``)
-is one option that reaches whichever method runs. Left out, an option means "the method's
-default", so a flag given to a method that does not take it is an error, not ignored.
-Every setting, flagged or not, is also reachable with ``-O NAME=VALUE``.
+setting: :class:`MethodFlags`) and on ``serve`` and ``mcp`` (the operator's, those no remote
+client may set: :class:`OperatorFlags`), option groups made when the app is built, with the
+help, type and choices of its declaration; a setting two methods share
+(``--dedup-threshold``) is one option that reaches whichever method runs. Left out, an
+option means "the method's default", so a flag given to a method that does not take it is
+an error, not ignored. Every setting, flagged or not, is also reachable with
+``-O NAME=VALUE``. ``--method`` is a group here too (:class:`MethodChoice`), its help every
+registered method's summary.
 """
 
 from __future__ import annotations
