@@ -339,7 +339,8 @@ def test_a_baselines_task_counts_by_the_prompt_it_makes(task: str, said: str | N
     fit = {"method": "retrieve-read", "model": MODEL, "task": "multihop", "corpus": "bm25:demo"}
     found = differences(fit, {**fit, "task": task})
     assert found == ([] if said is None else [said])
-    searchain_fit = {**fit, "method": "searchain"}  # SearChain's task is its CoQ prompt family
+    # SearChain's task is its CoQ prompt family (a chain's configuration names its label rule)
+    searchain_fit = {**fit, "method": "searchain", "label_rule": 1}
     assert differences(searchain_fit, {**searchain_fit, "task": "open"}) == [
         "task open, fit on multihop"
     ]

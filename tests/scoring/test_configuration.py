@@ -108,7 +108,10 @@ def test_a_run_manifest_stamps_what_its_old_traces_do_not_record(tmp_path: Path)
     }
     (tmp_path / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     trace = Trace(question="q", method="searchain", answer="a")
-    trace.meta.update(final_step="evidence", evidence_sources="path+question", theta=-1.3)
+    # An old SearChain trace: it records its chains, not its k, reader or label rule.
+    trace.meta.update(
+        final_step="evidence", evidence_sources="path+question", theta=-1.3, chains=[]
+    )
     said = configuration(stamped(trace, run_config(tmp_path)), SHIPPED_MODEL)
     assert said["model_file"] == "qwen2.5-coder-1.5b-instruct.gguf"
     assert (said["k"], said["reader"], said["label_rule"]) == (2, "llm", 2)
@@ -116,3 +119,30 @@ def test_a_run_manifest_stamps_what_its_old_traces_do_not_record(tmp_path: Path)
     served = {**manifest["config"], "llm": "openai", "base_url": "http://127.0.0.1:9/v1"}
     trace = Trace(question="q", method="searchain", answer="a")
     assert configuration(stamped(trace, served), SHIPPED_MODEL)["model_file"] is None
+
+
+RESULTS = Path(__file__).resolve().parents[2] / "results" / "quality" / "qwen2.5-coder-1.5b"
+# SearChain with its three ablations and every baseline; SearChain's read-first route.
+COMMITTED = (RESULTS / "hotpotqa", RESULTS / "tune" / "hotpotqa-route-always")
+
+
+@pytest.mark.parametrize("run", COMMITTED, ids=lambda p: p.name)
+def test_committed_traces_are_a_chain_s_exactly_when_searchain_made_them(run: Path) -> None:
+    """Issue 63: the configuration identity asks the trace whether SearChain's settings apply
+    (``trace_kind.chain_of_query``), not its method's name; on the committed runs the two say
+    the same, so their identity (and the calibrators fit on them) stays what it was."""
+    from searchain.scoring.trace_kind import chain_of_query
+
+    config, seen = run_config(run), set()
+    for line in (run / "results.jsonl").read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if not record.get("trace"):
+            continue
+        trace = Trace.from_dict(record["trace"])
+        searchain = trace.method.startswith("searchain")
+        assert chain_of_query(trace) == searchain, trace.method
+        said = configuration(stamped(trace, config), SHIPPED_MODEL)
+        assert (said["label_rule"] is not None) == searchain
+        assert (said["final_step"] is not None) == searchain
+        seen.add(trace.method)
+    assert "searchain" in seen

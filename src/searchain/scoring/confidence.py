@@ -76,7 +76,7 @@ def model_key(name: str | None) -> str:
 
 
 def signals(trace: Trace) -> dict[str, float]:
-    """Every signal the trace holds (SearChain's only for SearChain's traces)."""
+    """Every signal the trace holds (a chain's only for a trace that records its path)."""
     cited_ids = {c.passage_id for c in trace.citations if c.passage_id}
     texts = [p.text for p in trace.references]
     cited = [p.text for p in trace.references if p.id in cited_ids]
@@ -87,7 +87,7 @@ def signals(trace: Trace) -> dict[str, float]:
         "citations": float(min(len(cited_ids), 5)),
         "answer_is_yes_no": float(normalize_answer(trace.answer) in ("yes", "no")),
     }
-    if trace.method.startswith("searchain") and trace.meta.get("path") is not None:
+    if trace.meta.get("path") is not None:  # a chain's path through its Tree-of-Reasoning
         out.update(searchain_signals(trace))
         out.update(evidence_signals(trace))  # the evidence step's (evidence_signals.py)
     for found in (trace.meta.get(CHECKS_KEY) or {}).values():  # the costly checks, if run
