@@ -52,13 +52,14 @@ class Calibrator:
     where the file was written before it existed."""
 
     kind: str | None = None  # "logistic", the only kind
-    version: int | None = None
+    version: int | None = None  # None: a file made by hand; an answer's provenance omits it
     features: tuple[str, ...]
     weights: tuple[float, ...]
     bias: float
     means: tuple[float, ...]
     scales: tuple[float, ...]
     l2: float | None = None  # None: fit before the penalty was recorded; read as 0
+    # None: a file made by hand (its notes then say "None", as they always did)
     name: str | None = None
     method: str | None = None
     model: str | None = None
@@ -66,11 +67,15 @@ class Calibrator:
     # None: fit before that was checked, shown as a probability as it was then.
     beats_base_rate: bool | None = None
     fit_on: dict[str, Any] | None = None  # its runs and items (None: the file does not say)
+    # Written only where there was something to say: fit answers a check could not measure,
+    # and whether the evidence step's signals were read.
     imputed_at_mean: dict[str, int] | None = None
     features_chosen_by: dict[str, Any] | None = None
     l2_chosen_by: dict[str, Any] | None = None  # None: fit before the penalty was chosen
-    signal_auroc: dict[str, float | None] | None = None
-    calibration: list[list[float]] | None = None  # the fit items' out-of-fold [p, right]
+    signal_auroc: dict[str, float | None] | None = None  # None: fit before it was recorded
+    # The fit items' out-of-fold [p, right] (None: fit before certification, which then
+    # starts its sequence with no fit item's score) and their hashes.
+    calibration: list[list[float]] | None = None
     fit_items: list[str] | None = None
     # Its certification record (``certification.certification_record``). None: fit before
     # certification; one without "configuration": fit before configurations were recorded.
