@@ -18,7 +18,7 @@ from searchain.eval.run_stamps import run_config, stamped
 from searchain.llm.base import model_file
 from searchain.llm.cache import CachedLLM, SqliteStore
 from searchain.llm.openai_backend import OpenAILLM
-from searchain.scoring.calibrator_scope import mismatch
+from searchain.scoring.calibrator import Calibrator
 from searchain.scoring.confidence import assess
 from searchain.scoring.configuration import configuration
 from searchain.server.cancellable import CancellableLLM
@@ -77,7 +77,10 @@ def test_a_calibrator_fit_before_the_wider_identity_says_why_it_maps_nothing() -
     old = copy.deepcopy(_shipped())
     for field in ("model_file", "theta", "k", "evidence_k", "reader", "yesno_check"):
         del old["certification"]["configuration"][field]
-    why = mismatch(old, _searchain_trace(), SHIPPED_MODEL)
+    maps, why = Calibrator.from_dict(old).applies_to(
+        configuration(_searchain_trace(), SHIPPED_MODEL)
+    )
+    assert not maps
     assert "model file qwen2.5-coder-1.5b-instruct.gguf, fit on not recorded" in why
     assert "yes/no check span, fit on not recorded" in why
 
