@@ -69,7 +69,7 @@ def test_a_file_fit_before_the_newer_fields_reads_as_it_did() -> None:
 
 
 def test_a_calibrator_fit_before_the_wider_identity_maps_nothing_and_says_why() -> None:
-    trace = Trace(question="q", method="searchain", answer="a")
+    trace = Trace(question="q", method="searchain", answer="a", meta={"chains": []})
     identity = configuration(trace, SHIPPED_MODEL)
     fit = {k: v for k, v in identity.items() if k not in ("model_file", "yesno_check")}
     old = Calibrator.from_dict({**MAP, "method": "searchain", "certification": {}})
