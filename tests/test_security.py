@@ -18,7 +18,7 @@ from searchain.net.faults import Listener, LLMFaultServer
 from searchain.retrieval.demo import default_index
 from searchain.server import Engine, Settings, create_app, running
 from searchain.server.engine import CancellableLLM
-from searchain.server.models import SERVER_SIDE_OPTIONS, AskOptions
+from searchain.server.request_options import SERVER_SIDE_OPTIONS, AskOptions
 
 try:
     import httpx2 as httpx
@@ -235,7 +235,7 @@ def test_cancelling_stops_a_call_in_the_middle_of_a_read() -> None:
 def test_reader_and_retrieval_failures_map_to_502_without_detail() -> None:
     from searchain.readers.llm_reader import NoLogprobsError
     from searchain.retrieval.remote import RetrievalError
-    from searchain.server.errors import answer_error
+    from searchain.server.pipeline import answer_error
 
     err = answer_error(NoLogprobsError("m at http://u:pw-1234567@h/v1 returned none"), 5)
     assert err.status == 502 and "pw-1234567" not in err.message

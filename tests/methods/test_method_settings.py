@@ -24,7 +24,7 @@ from searchain.methods.catalog import (
 )
 from searchain.methods.settings import Setting, check_settings, setting, settings_of
 from searchain.retrieval import default_index
-from searchain.server import models
+from searchain.server import request_options
 
 runner = CliRunner()
 
@@ -51,12 +51,12 @@ def help_of(*args: str) -> str:
 
 
 def test_every_setting_reaches_its_surfaces() -> None:
-    schema = models.AskOptions.model_json_schema()["properties"]
+    schema = request_options.AskOptions.model_json_schema()["properties"]
     ask_help, serve_help = help_of("ask"), help_of("serve")
     listed = json.loads(runner.invoke(app, ["settings", "--json"]).output)
     for method, s in all_settings():
         assert (s.name in schema) == s.remote, (method, s.name)  # HTTP: the remote ones only
-        assert (s.name in models.SERVER_SIDE_OPTIONS) != s.remote, (method, s.name)
+        assert (s.name in request_options.SERVER_SIDE_OPTIONS) != s.remote, (method, s.name)
         if s.flag:
             assert f"--{s.flag}" in ask_help, (method, s.name)
             assert (f"--{s.flag}" in serve_help) == (not s.remote), (method, s.name)
@@ -125,7 +125,7 @@ def test_a_new_setting_needs_no_wiring(monkeypatch: pytest.MonkeyPatch) -> None:
     assert seen == {"brand_new": 7}
     res = runner.invoke(cli, ["command", "--help"], terminal_width=200)
     assert "--brand-new" in res.output and "A setting nobody wired." in res.output
-    _kind, field = models._request_field("brand_new", [("searchain", declared[0])])
+    _kind, field = request_options._request_field("brand_new", [("searchain", declared[0])])
     assert field.description.startswith("searchain: A setting nobody wired.")
     with pytest.raises(ValueError, match="brand_new must be at most 9"):
         NewConfig(brand_new=10)
@@ -134,10 +134,10 @@ def test_a_new_setting_needs_no_wiring(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_remote_number_without_bounds_is_refused_at_declaration() -> None:
     free = Setting(name="n", type=int, default=1, help="unbounded", ge=1)
     with pytest.raises(TypeError, match="upper bound"):
-        models._request_field("n", [("searchain", free)])
+        request_options._request_field("n", [("searchain", free)])
     text = Setting(name="path", type=str, default=None, help="a path", nullable=True)
     with pytest.raises(TypeError, match="free text"):
-        models._request_field("path", [("searchain", text)])
+        request_options._request_field("path", [("searchain", text)])
 
 
 def test_cli_flags_go_to_the_method_that_takes_them() -> None:

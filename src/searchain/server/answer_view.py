@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from searchain.scoring.confidence import abstention_text
 from searchain.types import Passage, Trace
 
 
@@ -75,6 +76,12 @@ def sources(trace: Trace) -> list[Source]:
 def answer_text(trace: Trace) -> str:
     """The answer as written, with its ``[n]`` marks (the short answer when there is none)."""
     return (trace.final_content or trace.answer).strip()
+
+
+def shown_answer(trace: Trace) -> str:
+    """The answer as a chat shows it: a withheld answer says so before the guess."""
+    notice = abstention_text(trace)
+    return f"{notice}\n\n{answer_text(trace)}" if notice else answer_text(trace)
 
 
 def confidence(trace: Trace) -> dict[str, Any] | None:

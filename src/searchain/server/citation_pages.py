@@ -24,7 +24,6 @@ from fastapi.responses import FileResponse, HTMLResponse
 
 from searchain.server.cited import file_link, signed
 from searchain.server.engine import Engine
-from searchain.server.streaming import document_context, document_index
 from searchain.types import Passage
 
 PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -48,7 +47,7 @@ def add_citation_pages(app: FastAPI, engine: Engine, token: str | None) -> None:
     ) -> HTMLResponse:
         if not signed(token, pid, cite):
             return _page("Not a link of this service", "<p>This link is not signed.</p>", 403)
-        found = document_context(engine, pid, AROUND)
+        found = engine.document_context(pid, AROUND)
         if found is not None:
             body = _body(found.passage, found.before, found.after, _file_link(pid, token))
             return _page(_title(found.passage), body)
@@ -65,8 +64,8 @@ def add_citation_pages(app: FastAPI, engine: Engine, token: str | None) -> None:
     ) -> Any:
         from searchain.retrieval.documents.context import source_file
 
-        index = document_index(engine)
-        found = document_context(engine, id, 0) if signed(token, id, cite) else None
+        index = engine.document_index()
+        found = engine.document_context(id, 0) if signed(token, id, cite) else None
         path = (found.passage.source or {}).get("path") if found is not None else None
         file = source_file(index, str(path)) if index is not None and path else None
         if file is None or file.stat().st_size > MAX_FILE_BYTES:

@@ -13,7 +13,7 @@ itself (LLM-URL) gets too.
 What names files, models or endpoints (Think&Cite's reward model pair and NLI judge, REBEL's
 tools file) is the operator's: ``method_options`` given when the service starts; what they
 name is opened once, by the method record's resources hook. Clients choose only plain values
-(``server/models.py``).
+(``server/request_options.py``).
 """
 
 from __future__ import annotations
@@ -97,6 +97,23 @@ class Engine(AnswerSlots):
             "llm": f"{self.llm.backend}:{self.llm.model}",
             "retriever": type(self.retriever).__name__,
         }
+
+    # -- the served document index ----------------------------------------------------------
+    def document_index(self) -> Any:
+        """The served index when it is one of documents (a BM25 index, whose passages know
+        their file and page), else None."""
+        from searchain.retrieval import BM25Index
+
+        return self.retriever if isinstance(self.retriever, BM25Index) else None
+
+    def document_context(self, pid: str, around: int) -> Any:
+        """A passage of the served document index with ``around`` neighbours each side in its
+        file (``retrieval.documents.context``); None when the index is not one of documents or
+        holds no such passage (``/v1/passages/context``, MCP's ``read``, citation pages)."""
+        from searchain.retrieval.documents.context import passage_context
+
+        index = self.document_index()
+        return None if index is None else passage_context(index, pid, around)
 
     # -- input checks and runners (ValueError: the client's fault) -------------------------
     def check_question(self, question: str) -> None:

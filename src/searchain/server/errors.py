@@ -1,6 +1,8 @@
-"""The service's errors: every one is ``{"error": "<one readable line>"}`` with its status,
-never a traceback, a file's contents or an upstream server's body (those go to the server
-log, secrets masked); and the error responses each route documents in the OpenAPI schema.
+"""The service's errors: :class:`FaceError`, the one refusal or failure every face raises, and
+the native face's rendering of every error as ``{"error": "<one readable line>"}`` with its
+status, never a traceback, a file's contents or an upstream server's body (those go to the
+server log, secrets masked); and the error responses each route documents in the OpenAPI
+schema.
 """
 
 from __future__ import annotations
@@ -14,16 +16,22 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from searchain import redaction
-from searchain.llm import LLMError
 from searchain.server import models as m
 
 log = logging.getLogger(__name__)
 
 
-class ApiError(Exception):
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None):
+class FaceError(Exception):
+    """A refusal or failure as a client sees it: a status, one readable line and a short
+    code; each face puts it in its own shape (``{"error": ...}`` here, OpenAI's error object,
+    an MCP tool error)."""
+
+    def __init__(self, status: int, message: str, code: str, retry_after: int | None = None):
         super().__init__(message)
-        self.status, self.message, self.headers = status, message, headers
+        self.status, self.message, self.code, self.retry_after = status, message, code, retry_after
+
+    def headers(self) -> dict[str, str] | None:
+        return {"Retry-After": str(self.retry_after)} if self.retry_after else None
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -56,31 +64,15 @@ STREAM_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def answer_error(e: BaseException, timeout: float) -> ApiError:
-    """The client's view of a failed answer: a status and a short summary. The details
-    (endpoints, upstream bodies) go to the log only, secrets masked."""
-    if isinstance(e, TimeoutError):
-        return ApiError(504, f"the answer took longer than {timeout:g} s and was stopped")
-    if isinstance(e, LLMError):  # NoLogprobsError and malformed responses included
-        log.warning("answer failed: %s", e)
-        summary = getattr(e, "public", None) or one_line(str(e))
-        return ApiError(502, f"the language model failed: {summary}")
-    if isinstance(e, RuntimeError) and type(e).__name__ == "RetrievalError":
-        log.warning("answer failed: %s", e)  # its message may quote the server's body
-        return ApiError(502, "retrieval failed; see the server log")
-    log.error("answer failed", exc_info=e)
-    return ApiError(500, "internal error while answering; see the server log")
-
-
 def one_line(text: str, limit: int = 300) -> str:
     line = redaction.redact_text(text).strip().splitlines()[0] if text.strip() else ""
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(ApiError)
-    async def api_error(_: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse({"error": exc.message}, status_code=exc.status, headers=exc.headers)
+    @app.exception_handler(FaceError)
+    async def face_error(_: Request, exc: FaceError) -> JSONResponse:
+        return JSONResponse({"error": exc.message}, status_code=exc.status, headers=exc.headers())
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:

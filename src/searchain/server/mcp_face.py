@@ -28,14 +28,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from searchain.methods.searchain.route import route_words
-from searchain.scoring.confidence import abstention_text
-from searchain.server.answer_view import answer_text, confidence, describe, sources
+from searchain.server.answer_view import confidence, describe, shown_answer, sources
 from searchain.server.cited import page_link
 from searchain.server.engine import Engine
-from searchain.server.errors import one_line
-from searchain.server.models import ask_options_model
-from searchain.server.pipeline import Answering, FaceError, start_answer
-from searchain.server.streaming import document_context, document_index
+from searchain.server.errors import FaceError, one_line
+from searchain.server.pipeline import Answering, start_answer
+from searchain.server.request_options import ask_options_model
 from searchain.types import Passage
 
 log = logging.getLogger(__name__)
@@ -221,9 +219,8 @@ async def answer(
         )
         for s in sources(trace)
     ]
-    notice = abstention_text(trace)  # a withheld answer says so before the guess
     return AnswerResult(
-        answer=f"{notice}\n\n{answer_text(trace)}" if notice else answer_text(trace),
+        answer=shown_answer(trace),
         short_answer=trace.answer,
         method=trace.method,
         route=route_words(trace),
@@ -246,14 +243,14 @@ def read_passage(
 
     if (pid is None) == (path is None) or (path is not None and page is None):
         raise ToolError("give either `id`, or `path` and `page`")
-    index = document_index(engine)
+    index = engine.document_index()
     if index is None:
         raise ToolError("this server's index is not an index of documents")
     if pid is None:
         pid = passage_on_page(index, path or "", page or 0)
         if pid is None:
             raise ToolError(f"no passage of {one_line(path or '')!r} on page {page}")
-    found = document_context(engine, pid, around)
+    found = engine.document_context(pid, around)
     if found is None:
         raise ToolError("no document passage with that id in this server's index")
     return ReadResult(

@@ -28,15 +28,23 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from searchain.methods.searchain.route import route_words
-from searchain.scoring.confidence import abstention_text
 from searchain.server import openai_models as om
-from searchain.server.answer_view import Source, answer_text, confidence, describe, footer, sources
+from searchain.server.answer_view import (
+    Source,
+    answer_text,
+    confidence,
+    describe,
+    footer,
+    shown_answer,
+    sources,
+)
 from searchain.server.cited import page_link
 from searchain.server.engine import Engine
-from searchain.server.limits.openai_errors import openai_error
-from searchain.server.pipeline import Answering, FaceError, start_answer
+from searchain.server.errors import FaceError
+from searchain.server.limits import openai_error, token_dependencies
+from searchain.server.pipeline import Answering, start_answer
 from searchain.server.public import public
-from searchain.server.streaming import KEEP_ALIVE, EventStream, sse, token_dependencies
+from searchain.server.streaming import KEEP_ALIVE, EventStream, sse
 from searchain.types import Trace
 
 _MARK = re.compile(r"\[(\d+)\]")
@@ -191,17 +199,16 @@ class Reply:
 
     def message(self, trace: Trace) -> tuple[dict[str, Any], list[Source]]:
         srcs = sources(trace)
-        text = answer_text(trace)
-        notice = abstention_text(trace)  # a withheld answer says so before the guess
-        lead = f"{notice}\n\n" if notice else ""
-        content = f"{lead}{text}\n\n{footer(srcs, confidence(trace), route_words(trace))}"
+        text, shown = answer_text(trace), shown_answer(trace)
+        lead = len(shown) - len(text)  # a withheld answer's notice stands before the marks
+        content = f"{shown}\n\n{footer(srcs, confidence(trace), route_words(trace))}"
         by_mark = {s.mark: s for s in srcs}
         annotations = [
             {
                 "type": "url_citation",
                 "url_citation": {
-                    "start_index": len(lead) + m.start(),
-                    "end_index": len(lead) + m.end(),
+                    "start_index": lead + m.start(),
+                    "end_index": lead + m.end(),
                     "title": by_mark[int(m[1])].locator,
                     "url": page_link(self.base, by_mark[int(m[1])].passage.id, self.token),
                 },

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from searchain.server.models import ask_options_model
+from searchain.server.request_options import ask_options_model
 
 
 class TextPart(BaseModel):
@@ -47,7 +47,7 @@ class ChatBase(BaseModel):
 
 
 def chat_request_model(max_messages: int = 1000) -> type[ChatBase]:
-    """The request model, with this server's option allow-list (``server/models.py``)."""
+    """The request model, with this server's option allow-list (``server/request_options.py``)."""
     options = ask_options_model()
     return create_model(  # type: ignore[call-overload,no-any-return]
         "ChatCompletionRequest",

@@ -6,9 +6,10 @@ free), then the answer under way, its progress events as they come and its trace
 The limits in front of it are the same for every route too (``server/limits/``, in one
 order): the Host allow-list, the bearer token, the per-client rate limit and the body limit.
 
-Errors are :class:`FaceError`: a status, one readable line and a short code; each route puts
-them in its own shape (``{"error": ...}``, OpenAI's error object, an MCP tool error). What the
-client is told is a summary; the details go to the server log, secrets masked.
+Errors are :class:`~searchain.server.errors.FaceError`: a status, one readable line and a
+short code; each route puts them in its own shape (``{"error": ...}``, OpenAI's error object,
+an MCP tool error). What the client is told is a summary; the details go to the server log,
+secrets masked.
 """
 
 from __future__ import annotations
@@ -21,22 +22,11 @@ from typing import Any
 from searchain.llm import LLMError
 from searchain.methods.assembly import Runner
 from searchain.server.engine import Engine, ServiceBusy
-from searchain.server.errors import one_line
+from searchain.server.errors import FaceError, one_line
 from searchain.types import Trace
 
 log = logging.getLogger(__name__)
 RETRY_AFTER = 5  # seconds a busy client is told to wait for an answer slot
-
-
-class FaceError(Exception):
-    """A refusal or failure as a client sees it."""
-
-    def __init__(self, status: int, message: str, code: str, retry_after: int | None = None):
-        super().__init__(message)
-        self.status, self.message, self.code, self.retry_after = status, message, code, retry_after
-
-    def headers(self) -> dict[str, str] | None:
-        return {"Retry-After": str(self.retry_after)} if self.retry_after else None
 
 
 async def start_answer(

@@ -5,7 +5,7 @@ order they stand in (outermost first):
    below arrives as OpenAI's error object;
 2. the Host allow-list (``access.py``): 400 for a name the service does not answer for;
 3. the bearer token (``access.py``) on ``/v1/*``, then on ``/mcp``: 401, before any body is
-   read;
+   read (``access.token_dependencies`` puts its scheme into the OpenAPI schema);
 4. the per-client rate limit (``rate.py``) on every route that answers (``/v1/ask``,
    ``/v1/ask/stream``, chat completions, MCP): 429 with ``Retry-After``;
 5. the body limit every searchain server shares (``searchain.net.serving.BodyLimit``): 413;
@@ -22,7 +22,13 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
 from searchain.net.serving import BodyLimit
-from searchain.server.limits.access import LOOPBACK_HOSTS, HostAllowList, TokenAuth, host_of
+from searchain.server.limits.access import (
+    LOOPBACK_HOSTS,
+    HostAllowList,
+    TokenAuth,
+    host_of,
+    token_dependencies,
+)
 from searchain.server.limits.openai_errors import OpenAIErrorShape, openai_error
 from searchain.server.limits.rate import Rate, RateLimit
 
@@ -37,6 +43,7 @@ __all__ = [
     "install_limits",
     "middleware",
     "openai_error",
+    "token_dependencies",
 ]
 
 OPENAI_PATHS = ("/v1/chat/", "/v1/models")

@@ -1,10 +1,15 @@
 """Who may call the service: the Host allow-list (a page on another site cannot reach a
-loopback service by DNS rebinding) and the bearer token, as pure ASGI middleware."""
+loopback service by DNS rebinding) and the bearer token, as pure ASGI middleware, and the
+token's dependency that puts its scheme into the OpenAPI schema."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: FastAPI reads check_token's Annotated parameter,
+# whose Depends(bearer) names a local, at run time.
 
 import hmac
+from typing import Annotated, Any
 
+from fastapi import Depends
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -30,6 +35,21 @@ class TokenAuth:
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+def token_dependencies(token: str | None) -> list[Any]:
+    """The dependencies of a route behind the token. TokenAuth (middleware) enforces it; this
+    dependency puts the bearer scheme into the OpenAPI schema."""
+    if token is None:
+        return []
+    bearer = HTTPBearer(auto_error=False, description="SEARCHAIN_API_TOKEN")
+
+    async def check_token(
+        cred: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    ) -> None:
+        return None
+
+    return [Depends(check_token)]
 
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
