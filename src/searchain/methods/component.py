@@ -38,7 +38,7 @@ class MethodComponent:
     # How ``searchain ask --tree`` draws its trace ("module:function"; None: the common tree).
     tree: ClassVar[str | None] = None
     # Where it is listed among the methods (lower first; ties in the order they were found):
-    # the built-in ones are 10-90, in the order the papers' tables have them.
+    # the built-in ones are 10-90, SearChain first, then its rivals, then the baselines.
     rank: ClassVar[int] = 100
 
     @classmethod
