@@ -46,7 +46,7 @@ def split_lines() -> list[str]:
 def unfit(shipped: Path = SHIPPED) -> list[str]:
     """Why the shipped SearChain calibrator (in the folder ``shipped``) does not yet hold for
     the defaults (empty: it does)."""
-    from searchain.scoring.confidence import calibrator_name
+    from searchain.scoring.calibrator import calibrator_name
 
     path = shipped / calibrator_name("searchain", MODEL)
     if not path.is_file():

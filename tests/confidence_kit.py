@@ -36,10 +36,11 @@ def shipped_meta(variant: str = "searchain") -> dict[str, object]:
         last = config["question_position"] == "last"
         meta["template"] = "searchain/coq_multihop" + (QUESTION_LAST if last else "")
     step = config["final_step"]
-    if step is not None:
+    if step is not None:  # a chain's configuration: its trace records its rounds' chains
         meta["final_step"], _, sources = step.partition(":")
         if sources:
             meta["evidence_sources"] = sources
+        meta["chains"] = []
     return meta
 
 

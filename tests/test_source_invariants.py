@@ -67,3 +67,84 @@ def test_no_module_getattr_under_methods() -> None:
 def test_the_dead_code_stays_gone() -> None:
     assert _found(r"\b(" + "|".join(DEAD) + r")\b") == []
     assert not (SRC / "eval" / "metrics.py").exists()
+
+
+# Issue 63: outside methods/, no method name is compared as a string; code asks for the fact it
+# needs (what the trace records, or a capability of the method's record). Allowed: the quality
+# bench's recipes, which list the methods to run and pin the paper preset on SearChain's names
+# (data), and the remote retrieval API that is also called "searchain" (not a method).
+NAME_COMPARES_ALLOWED = {
+    "eval/recipes.py": "recipes list the methods they run",
+    "retrieval/remote.py": 'the remote index API "searchain" (its own service), not a method',
+}
+STRING_TESTS = ("startswith", "endswith", "removeprefix", "removesuffix")
+
+
+def _method_names() -> set[str]:
+    from searchain.methods.catalog import method_names
+
+    return set(method_names())
+
+
+def _names_in(node: ast.AST, names: set[str], constants: dict[str, set[str]]) -> set[str]:
+    """The method names ``node`` holds as string literals (or as a module constant of them);
+    a literal that begins names at a "-" (``"searchain-"``) stands for them."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        text = node.value
+        return {n for n in names if n == text or (text.endswith("-") and n.startswith(text))}
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return {n for e in node.elts for n in _names_in(e, names, constants)}
+    if isinstance(node, ast.Name):
+        return constants.get(node.id, set())
+    return set()
+
+
+def _name_compares(tree: ast.AST, names: set[str]) -> list[tuple[int, str]]:
+    """(line, name) of every comparison or string test of a method name in ``tree``."""
+    constants = {
+        t.id: _names_in(node.value, names, {})
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+    found = []
+    for node in ast.walk(tree):
+        operands: list[ast.AST] = []
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in STRING_TESTS
+        ):
+            operands = list(node.args)
+        found += [(node.lineno, n) for o in operands for n in _names_in(o, names, constants)]
+    return found
+
+
+def test_no_method_name_is_compared_as_a_string_outside_methods() -> None:
+    names = _method_names()
+    assert {"searchain", "searchain-no-ir", "retrieve-read", "direct-retrieval"} <= names
+    found = []
+    for path, text in _sources().items():
+        where = str(path.relative_to(SRC))
+        if path.is_relative_to(METHODS) or where in NAME_COMPARES_ALLOWED:
+            continue
+        found += [f"{where}:{n}: {name!r}" for n, name in _name_compares(ast.parse(text), names)]
+    assert found == []
+
+
+def test_the_name_compare_check_finds_each_kind() -> None:
+    """The check above sees ==, in, startswith and a module constant of names."""
+    names = {"searchain", "searchain-no-ir", "retrieve-read"}
+    code = (
+        'RANKED = ("retrieve-read",)\n'
+        'a = m == "searchain"\n'
+        'b = "searchain" in traces\n'
+        'c = m.startswith("searchain")\n'
+        "d = m in RANKED\n"
+        'e = m == "colbert"\n'
+        'f = m.startswith("searchain-")\n'
+    )
+    assert [n for n, _ in _name_compares(ast.parse(code), names)] == [2, 3, 4, 5, 7]

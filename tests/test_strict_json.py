@@ -4,6 +4,7 @@ as a missing one (at its mean), not as log-odds clipped to 30 (p ≈ 1)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from searchain.eval.rundir import ResultWriter
-from searchain.scoring.confidence import apply_calibrator, shipped_calibrator
+from searchain.scoring.calibrator import shipped_calibrator
 from searchain.types import strict_dumps
 
 
@@ -45,10 +46,10 @@ def test_a_run_record_with_a_nan_is_strict_json(tmp_path: Path) -> None:
 def test_a_nan_signal_is_a_missing_signal_not_certainty() -> None:
     calibrator = shipped_calibrator("searchain", "qwen2.5-coder-1.5b")
     assert calibrator is not None
-    feature = calibrator["features"][0]
-    missing = apply_calibrator(calibrator, {})
-    assert apply_calibrator(calibrator, {feature: float("nan")}) == missing
-    assert apply_calibrator(calibrator, {feature: float("inf")}) == missing
+    feature = calibrator.features[0]
+    missing = calibrator.probability({})
+    assert calibrator.probability({feature: float("nan")}) == missing
+    assert calibrator.probability({feature: float("inf")}) == missing
     assert math.isfinite(missing) and missing < 0.99
     # and a huge NaN-free weight still clips, as before
-    assert apply_calibrator({**calibrator, "bias": 1e6}, {}) > 0.99
+    assert dataclasses.replace(calibrator, bias=1e6).probability({}) > 0.99

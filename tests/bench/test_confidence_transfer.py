@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from searchain.scoring import confidence_transfer
+from searchain.scoring.calibrator import Calibrator
 from searchain.scoring.configuration import configuration
 from searchain.types import Confidence, Trace
 
@@ -20,10 +21,12 @@ def _trace(corpus: str) -> Trace:
     return trace
 
 
-def _calibrator(fit: dict[str, Any]) -> dict[str, Any]:
-    return {"name": "retrieve-read--m", "bias": 0.0, "features": ["has_answer"],
-            "weights": [2.0], "means": [0.5], "scales": [0.5],
-            "certification": {"configuration": fit}}  # fmt: skip
+def _calibrator(fit: dict[str, Any]) -> Calibrator:
+    return Calibrator.from_dict(
+        {"name": "retrieve-read--m", "bias": 0.0, "features": ["has_answer"],
+         "weights": [2.0], "means": [0.5], "scales": [0.5],
+         "certification": {"configuration": fit}}
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -50,12 +53,12 @@ def test_without_maxprob_scores_with_the_plain_calibrator(own_calibrators: Path)
     import json
 
     from confidence_kit import shipped_meta
-    from searchain.scoring import confidence as conf_mod
+    from searchain.scoring.calibrator import shipped_calibrator
 
-    plain = conf_mod.shipped_calibrator("searchain", "qwen2.5-coder-1.5b")
-    assert plain is not None
+    shipped = shipped_calibrator("searchain", "qwen2.5-coder-1.5b")
+    assert shipped is not None
     mine = own_calibrators
-    plain = {**plain, "probability": True}  # copies: whatever the shipped fit beat
+    plain = {**shipped.to_dict(), "probability": True}  # copies: whatever the shipped fit beat
     variant = {**plain, "name": "searchain+maxprob--qwen2.5-coder-1.5b", "bias": plain["bias"] + 1}
     (mine / "calibrator-searchain--qwen2.5-coder-1.5b.json").write_text(json.dumps(plain))
     (mine / "calibrator-searchain+maxprob--qwen2.5-coder-1.5b.json").write_text(json.dumps(variant))

@@ -75,6 +75,9 @@ def test_where_each_item_stands() -> None:
     assert T.category(ok | {"cover_em": 1.0, "cite_file": 1.0}) == T.CATEGORIES[0]
     assert T.category(ok | {"cover_em": 1.0, "cite_file": 0.0}) == T.CATEGORIES[1]
     assert T.category(ok | {"cover_em": 0.0, "nodes": 0, "in_hand": True}) == "plan not parsed"
+    # A record says whether a chain made it (one made before that: only a chain's counts 0).
+    unplanned = ok | {"cover_em": 0.0, "nodes": 0, "in_hand": True, "chain_of_query": False}
+    assert T.category(unplanned) == "answer passage in hand, answer wrong"
     lost = ok | {"cover_em": 0.0, "node_had_answer": True, "in_hand": True}
     assert T.category(lost) == "a node had the answer, the final answer lost it"
     missed = ok | {"cover_em": 0.0, "in_hand": False}
@@ -96,6 +99,7 @@ def test_in_hand_counts_only_the_passages_the_answering_step_read() -> None:
     trace.meta["final_read"] = []
     record = trace_record(PDF_Q, trace)
     assert not record["in_hand"] and record["in_hand_retrieved"]
+    assert record["chain_of_query"] is False  # the trace records no chains
     trace.meta["final_read"] = [page.id]
     assert trace_record(PDF_Q, trace)["in_hand"]
     del trace.meta["final_read"]  # a method whose answering step reads all it retrieved

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 import typer
 
-from searchain.cli.model_options import cli_spec
+from searchain.cli.method_flags import MethodChoice, OperatorFlags
+from searchain.cli.model_options import AbstentionOptions, ModelOptions, RuntimeOptions
+from searchain.cli.option_groups import spec_of
 from searchain.cli.serve import allowed_hosts, open_engine, operator_options
 from searchain.methods.assembly import Spec
 from servers import free_port
@@ -27,17 +29,17 @@ def test_operator_options_route_each_flag_to_its_method(tmp_path: Path) -> None:
     tools = str(tmp_path / "tools.yaml")
     flags = {"tools": tools, "nli": "none", "reward_reference": "openai:m@http://127.0.0.1:9/v1",
              "reader": "llm"}  # fmt: skip
-    opts = operator_options(flags, ["searchain.theta=-1.0", "rebel.max_depth=2"])
+    opts = operator_options(OperatorFlags(flags), ["searchain.theta=-1.0", "rebel.max_depth=2"])
     assert opts["rebel"] == {"tools": tools, "max_depth": 2}
     assert opts["thinkcite"] == {"nli": "none",
                                  "reward_reference": "openai:m@http://127.0.0.1:9/v1"}  # fmt: skip
     assert opts["searchain"] == {"reader": "llm", "theta": -1.0}
-    assert operator_options({}, None) == {}
+    assert operator_options(OperatorFlags(), None) == {}
 
 
 def test_a_plain_key_would_reach_every_method_and_is_refused() -> None:
     with pytest.raises(typer.BadParameter, match=r"METHOD\.KEY=VALUE"):
-        operator_options({}, ["theta=-1.0"])
+        operator_options(OperatorFlags(), ["theta=-1.0"])
 
 
 def test_allowed_hosts() -> None:
@@ -51,7 +53,12 @@ def test_a_served_runner_names_the_model_it_serves() -> None:
     """`searchain serve --model gemma-3-270m`: the engine takes the command's spec whole, so
     every runner it builds names the model served (not the default one), the retriever and
     the operator's abstention, with the request's method."""
-    spec = cli_spec(model="gemma-3-270m", cache=False, method="retrieve-read", abstain_below=0.2)
+    spec = spec_of(
+        ModelOptions(model="gemma-3-270m"),
+        RuntimeOptions(cache=False),
+        MethodChoice("retrieve-read"),
+        AbstentionOptions(abstain_below=0.2),
+    )
     engine = open_engine(spec, 1, {})
     assert spec.model == "local:gemma-3-270m" and Spec().model is None
     for method in ("retrieve-read", "direct-prompting"):

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from searchain.cli import app
 from searchain.cli import method_flags as mf
+from searchain.cli.option_groups import grouped
 from searchain.methods.catalog import (
     build_method,
     canonical_methods,
@@ -98,8 +99,9 @@ def _bad_value(s: Setting) -> Any:
 
 
 def test_a_new_setting_needs_no_wiring(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Declare a setting on a config; a command decorated like `ask` grows its option,
-    passes the value on, and the HTTP allow-list derives its bounded field."""
+    """Declare a setting on a config; a command that takes the flags group as `ask` does
+    grows its option, passes the value on, and the HTTP allow-list derives its bounded
+    field."""
 
     @dataclass
     class NewConfig:
@@ -112,12 +114,11 @@ def test_a_new_setting_needs_no_wiring(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(mf, "method_settings", lambda m: declared if m == "searchain" else ())
     seen: dict[str, Any] = {}
 
-    @mf.with_method_flags()
-    def command(question: str, method_flags: dict[str, Any] | None = None) -> None:
-        seen.update(method_flags or {})
+    def command(question: str, *, flags: mf.MethodFlags) -> None:
+        seen.update(flags.given)
 
     cli = typer.Typer()
-    cli.command()(command)
+    cli.command()(grouped(command))
     cli.command("other")(lambda: None)  # two commands: typer keeps the command's name
     res = runner.invoke(cli, ["command", "q?", "--brand-new", "7"])
     assert res.exit_code == 0, res.output

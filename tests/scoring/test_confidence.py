@@ -15,21 +15,14 @@ from typer.testing import CliRunner
 import searchain
 from confidence_kit import shipped_meta
 from searchain.cli import app
-from searchain.scoring import confidence as conf_mod
 from searchain.scoring.calibration import (
     L2_GRID,
     binomial_cdf,
     fit_logistic,
     risk_controlling_threshold,
 )
-from searchain.scoring.confidence import (
-    abstention_text,
-    apply_calibrator,
-    assess,
-    model_key,
-    shipped_calibrator,
-    signals,
-)
+from searchain.scoring.calibrator import Calibrator, forget_calibrators, shipped_calibrator
+from searchain.scoring.confidence import abstention_text, assess, model_key, signals
 from searchain.types import Citation, Node, Passage, Trace
 
 QUESTION = "Who portrayed Corliss Archer in Kiss and Tell?"
@@ -101,24 +94,27 @@ def test_a_calibrator_maps_known_signals_to_known_probabilities() -> None:
         "scales": [0.5, 1.0],
     }
     z = 0.5 + 2.0 * (1 - 0.5) / 0.5 - 1.0 * (3 - 2.0) / 1.0
-    assert apply_calibrator(calibrator, {"answer_in_cited": 1.0, "rounds": 3.0}) == pytest.approx(
+    mapped = Calibrator.from_dict(calibrator)
+    assert mapped.probability({"answer_in_cited": 1.0, "rounds": 3.0}) == pytest.approx(
         1 / (1 + math.exp(-z))
     )
-    conf = assess(_trace(), "m", calibrator={**calibrator, "name": "x", "version": 1})
+    named = Calibrator.from_dict({**calibrator, "name": "x", "version": 1})
+    conf = assess(_trace(), "m", calibrator=named)
     assert conf.calibrated and conf.calibrator == {"name": "x", "version": 1}
 
 
 def test_the_shipped_calibrator_loads_with_its_provenance() -> None:
     shipped = shipped_calibrator("searchain", "qwen2.5-coder-1.5b")
     assert shipped is not None, "src/searchain/data/calibrator-searchain--qwen2.5-coder-1.5b.json"
-    fit = shipped["fit_on"]
+    fit = shipped.fit_on
+    assert fit is not None
     assert fit["items"] >= 20 and 0 < fit["right"] < fit["items"]
     # Calibrated on items never reported: the reported runs' items were excluded.
     assert any("hotpotqa-100" in r for r in fit["excluded_items_of"])
     # fit on the split rule's fit items; the others certify (issue 49)
-    assert len(shipped["calibration"]) == fit["fit_items"] == len(shipped["fit_items"])
-    assert len(shipped["certification"]["items"]) == fit["items"] - fit["fit_items"]
-    probability = apply_calibrator(shipped, {name: 1.0 for name in shipped["features"]})
+    assert len(shipped.calibration or []) == fit["fit_items"] == len(shipped.fit_items or [])
+    assert len(shipped.certification_items) == fit["items"] - fit["fit_items"]
+    probability = shipped.probability({name: 1.0 for name in shipped.features})
     assert 0 < probability < 1
 
 
@@ -143,8 +139,8 @@ def test_an_answer_with_checks_is_mapped_by_the_shipped_calibrator_fit_with_them
     shipped = shipped_calibrator(variant, "qwen2.5-coder-1.5b")
     assert shipped is not None and conf.calibrator["name"] == f"{variant}--qwen2.5-coder-1.5b"
     used = {s for found in checks.values() for s in found}
-    assert used <= set(shipped["features"]) and "shown, not used" not in conf.note
-    assert conf.value == apply_calibrator(shipped, conf.signals)
+    assert used <= set(shipped.features) and "shown, not used" not in conf.note
+    assert conf.value == shipped.probability(conf.signals)
     # the checks' signals move the probability the way they were fit to
     worse = {
         k: {s: (0.0 if s == "answer_agreement" else -8.0) for s in v} for k, v in checks.items()
@@ -183,8 +179,9 @@ def test_fit_logistic_ranks_by_the_signal_that_predicts() -> None:
     rows = [{"a": float(i % 2), "b": float(i % 3)} for i in range(60)]
     right = [r["a"] == 1.0 for r in rows]
     fitted = fit_logistic(rows, right, ["a", "b"], l2=0.1)
-    assert apply_calibrator(fitted, {"a": 1.0, "b": 0.0}) > 0.9
-    assert apply_calibrator(fitted, {"a": 0.0, "b": 0.0}) < 0.1
+    mapped = Calibrator.from_dict(fitted)
+    assert mapped.probability({"a": 1.0, "b": 0.0}) > 0.9
+    assert mapped.probability({"a": 0.0, "b": 0.0}) < 0.1
 
 
 def _run_dir(path: Path, n: int = 30) -> Path:
@@ -212,7 +209,7 @@ def test_searchain_calibrate_fits_from_a_run_and_every_answer_uses_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path / "cache"))
-    conf_mod.forget_calibrators()
+    forget_calibrators()
     run = _run_dir(tmp_path / "run")
     reported = _run_dir(tmp_path / "reported", n=3)  # q0..q2 are reported: never calibrated on
     got = CliRunner().invoke(
@@ -233,7 +230,7 @@ def test_searchain_calibrate_fits_from_a_run_and_every_answer_uses_it(
     assert "AUROC (0.5 says nothing): answer_in_cited 1.00" in " ".join(got.output.split())
     conf = assess(_trace(), "tiny.gguf")
     assert conf.calibrated and conf.value > 0.5 and conf.calibrator["name"] == "retrieve-read--tiny"
-    conf_mod.forget_calibrators()
+    forget_calibrators()
 
 
 def test_the_cli_says_a_withheld_answer_in_words() -> None:

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from searchain.cli import app
 from searchain.llm.base import LLMError
 from searchain.readers.nli import answer_claim
-from searchain.scoring import confidence as conf_mod
+from searchain.scoring.calibrator import Calibrator, forget_calibrators
 from searchain.scoring.certification import split_of
 from searchain.scoring.confidence import UNLIKELY_LOGPROB, assess, naive_logprob, signals
 from searchain.scoring.confidence_checks import (
@@ -100,7 +100,7 @@ def test_a_calibrator_without_the_signal_says_it_was_not_used(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path))
-    conf_mod.forget_calibrators()
+    forget_calibrators()
     mine = tmp_path / "calibrators"
     mine.mkdir()
     base = {**CALIBRATOR, "name": "retrieve-read--tiny", "method": "retrieve-read"}
@@ -118,13 +118,13 @@ def test_a_calibrator_without_the_signal_says_it_was_not_used(
             "name": "retrieve-read+nli--tiny",
         }
         (mine / "calibrator-retrieve-read+nli--tiny.json").write_text(json.dumps(variant))
-        conf_mod.forget_calibrators()
+        forget_calibrators()
         with_check = assess(_trace(supported=0.9), "tiny")
         assert with_check.calibrator["name"] == "retrieve-read+nli--tiny" and not with_check.note
         assert with_check.value > conf.value  # the supporting signal raised it
-        conf_mod.forget_calibrators()
+        forget_calibrators()
     finally:
-        conf_mod.forget_calibrators()
+        forget_calibrators()
 
 
 def test_a_sample_states_the_answer_when_one_holds_the_other_whole() -> None:
@@ -194,7 +194,7 @@ def test_a_backend_that_cannot_score_gets_no_likelihood_and_the_trace_says_why()
     ]
     calibrator = {**CALIBRATOR, "features": ["answer_in_cited", "answer_logprob"]}
     calibrator.update(weights=[1.0, 1.0], means=[0.5, -2.0], scales=[0.5, 1.0])
-    note = assess(trace, "tiny", calibrator=calibrator).note
+    note = assess(trace, "tiny", calibrator=Calibrator.from_dict(calibrator)).note
     assert "answer_logprob not measured: taken at the calibration items' mean" in note
 
 
@@ -223,7 +223,7 @@ def test_calibrate_fits_a_variant_from_runs_made_with_the_check(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path / "cache"))
-    conf_mod.forget_calibrators()
+    forget_calibrators()
     got = CliRunner().invoke(
         app, ["calibrate", str(_run(tmp_path / "run")), "--method", "retrieve-read"]
     )
@@ -231,7 +231,7 @@ def test_calibrate_fits_a_variant_from_runs_made_with_the_check(
     path = tmp_path / "cache" / "calibrators" / "calibrator-retrieve-read+nli--tiny.json"
     fitted = json.loads(path.read_text())
     assert fitted["method"] == "retrieve-read+nli" and "answer_supported" in fitted["features"]
-    conf_mod.forget_calibrators()
+    forget_calibrators()
 
 
 def test_calibrate_without_a_recorded_check_fits_the_plain_calibrator(
@@ -240,7 +240,7 @@ def test_calibrate_without_a_recorded_check_fits_the_plain_calibrator(
     """Runs that recorded a check's signal also give the calibrator for answers made
     without it (issue 51: the calibration run records MaxProb; `ask` runs without it)."""
     monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path / "cache"))
-    conf_mod.forget_calibrators()
+    forget_calibrators()
     run = str(_run(tmp_path / "run"))
     args = ["calibrate", run, "--method", "retrieve-read", "--without", "nli"]
     got = CliRunner().invoke(app, args)
@@ -250,7 +250,7 @@ def test_calibrate_without_a_recorded_check_fits_the_plain_calibrator(
     assert fitted["method"] == "retrieve-read" and "answer_supported" not in fitted["features"]
     refused = CliRunner().invoke(app, [*args[:-1], "nil"])
     assert refused.exit_code != 0 and "no check named nil" in refused.output
-    conf_mod.forget_calibrators()
+    forget_calibrators()
 
 
 def test_a_check_asked_on_every_answer_but_unmeasured_on_some_is_imputed_not_dropped(
@@ -260,7 +260,7 @@ def test_a_check_asked_on_every_answer_but_unmeasured_on_some_is_imputed_not_dro
     calibrator still reads it, those two at the fit items' mean (said in the file); a file
     named for another calibrator is refused rather than written."""
     monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path / "cache"))
-    conf_mod.forget_calibrators()
+    forget_calibrators()
     run = _run(tmp_path / "run", n=40)
     lines = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
     for i, r in enumerate(lines):
@@ -285,7 +285,7 @@ def test_a_check_asked_on_every_answer_but_unmeasured_on_some_is_imputed_not_dro
     )
     assert refused.exit_code != 0 and "not calibrator-retrieve-read--tiny.json" in refused.output
     assert not wrong.exists()
-    conf_mod.forget_calibrators()
+    forget_calibrators()
 
 
 @pytest.mark.slow

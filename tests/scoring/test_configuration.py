@@ -18,7 +18,7 @@ from searchain.eval.run_stamps import run_config, stamped
 from searchain.llm.base import model_file
 from searchain.llm.cache import CachedLLM, SqliteStore
 from searchain.llm.openai_backend import OpenAILLM
-from searchain.scoring.calibrator_scope import mismatch
+from searchain.scoring.calibrator import Calibrator
 from searchain.scoring.confidence import assess
 from searchain.scoring.configuration import configuration
 from searchain.server.cancellable import CancellableLLM
@@ -77,7 +77,10 @@ def test_a_calibrator_fit_before_the_wider_identity_says_why_it_maps_nothing() -
     old = copy.deepcopy(_shipped())
     for field in ("model_file", "theta", "k", "evidence_k", "reader", "yesno_check"):
         del old["certification"]["configuration"][field]
-    why = mismatch(old, _searchain_trace(), SHIPPED_MODEL)
+    maps, why = Calibrator.from_dict(old).applies_to(
+        configuration(_searchain_trace(), SHIPPED_MODEL)
+    )
+    assert not maps
     assert "model file qwen2.5-coder-1.5b-instruct.gguf, fit on not recorded" in why
     assert "yes/no check span, fit on not recorded" in why
 
@@ -108,7 +111,10 @@ def test_a_run_manifest_stamps_what_its_old_traces_do_not_record(tmp_path: Path)
     }
     (tmp_path / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     trace = Trace(question="q", method="searchain", answer="a")
-    trace.meta.update(final_step="evidence", evidence_sources="path+question", theta=-1.3)
+    # An old SearChain trace: it records its chains, not its k, reader or label rule.
+    trace.meta.update(
+        final_step="evidence", evidence_sources="path+question", theta=-1.3, chains=[]
+    )
     said = configuration(stamped(trace, run_config(tmp_path)), SHIPPED_MODEL)
     assert said["model_file"] == "qwen2.5-coder-1.5b-instruct.gguf"
     assert (said["k"], said["reader"], said["label_rule"]) == (2, "llm", 2)
@@ -116,3 +122,30 @@ def test_a_run_manifest_stamps_what_its_old_traces_do_not_record(tmp_path: Path)
     served = {**manifest["config"], "llm": "openai", "base_url": "http://127.0.0.1:9/v1"}
     trace = Trace(question="q", method="searchain", answer="a")
     assert configuration(stamped(trace, served), SHIPPED_MODEL)["model_file"] is None
+
+
+RESULTS = Path(__file__).resolve().parents[2] / "results" / "quality" / "qwen2.5-coder-1.5b"
+# SearChain with its three ablations and every baseline; SearChain's read-first route.
+COMMITTED = (RESULTS / "hotpotqa", RESULTS / "tune" / "hotpotqa-route-always")
+
+
+@pytest.mark.parametrize("run", COMMITTED, ids=lambda p: p.name)
+def test_committed_traces_are_a_chain_s_exactly_when_searchain_made_them(run: Path) -> None:
+    """Issue 63: the configuration identity asks the trace whether SearChain's settings apply
+    (``trace_kind.chain_of_query``), not its method's name; on the committed runs the two say
+    the same, so their identity (and the calibrators fit on them) stays what it was."""
+    from searchain.scoring.trace_kind import chain_of_query
+
+    config, seen = run_config(run), set()
+    for line in (run / "results.jsonl").read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if not record.get("trace"):
+            continue
+        trace = Trace.from_dict(record["trace"])
+        searchain = trace.method.startswith("searchain")
+        assert chain_of_query(trace) == searchain, trace.method
+        said = configuration(stamped(trace, config), SHIPPED_MODEL)
+        assert (said["label_rule"] is not None) == searchain
+        assert (said["final_step"] is not None) == searchain
+        seen.add(trace.method)
+    assert "searchain" in seen

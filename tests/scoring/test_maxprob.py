@@ -16,6 +16,7 @@ from searchain.methods.searchain import SearChain, SearChainConfig
 from searchain.readers.llm_reader import LLMReader
 from searchain.retrieval import BM25Index
 from searchain.scoring import maxprob
+from searchain.scoring.calibrator import Calibrator
 from searchain.scoring.confidence import assess, checks_of, signals
 from searchain.types import Completion, CompletionResult, Trace
 
@@ -142,10 +143,12 @@ def test_the_calibrator_weighs_it_or_says_it_was_shown_not_used() -> None:
     trace.meta["maxprob"] = maxprob.measure(_result([" Paris"], [-0.1]), "Paris", "retrieve-read")
     calibrator = {"features": ["has_answer"], "weights": [1.0], "bias": 0.0}
     calibrator |= {"means": [0.5], "scales": [0.5], "method": "retrieve-read", "model": "m"}
-    conf = assess(trace, "m", calibrator)
+    conf = assess(trace, "m", Calibrator.from_dict(calibrator))
     assert conf.signals["answer_maxprob"] == pytest.approx(math.exp(-0.1))
     assert "fit without answer_maxprob: shown, not used" in conf.note
-    with_it = {**calibrator, "features": ["answer_maxprob"], "means": [0.5], "scales": [0.2]}
+    with_it = Calibrator.from_dict(
+        {**calibrator, "features": ["answer_maxprob"], "means": [0.5], "scales": [0.2]}
+    )
     low = Trace(question="q", method="retrieve-read", answer="Paris")
     low.meta["maxprob"] = maxprob.measure(_result([" Paris"], [-3.0]), "Paris", "retrieve-read")
     assert assess(trace, "m", with_it).value > assess(low, "m", with_it).value
@@ -175,7 +178,7 @@ def test_calibrate_reads_the_signal_from_runs_made_with_maxprob(tmp_path) -> Non
         lines.append(json.dumps(record) + "\n")
     (run / "results.jsonl").write_text("".join(lines))
     fitted = fit_calibrator([run], "retrieve-read")
-    assert fitted["method"] == "retrieve-read+maxprob"
-    assert "answer_maxprob" in fitted["features"]
-    weight = fitted["weights"][fitted["features"].index("answer_maxprob")]
+    assert fitted.method == "retrieve-read+maxprob"
+    assert "answer_maxprob" in fitted.features
+    weight = fitted.weights[fitted.features.index("answer_maxprob")]
     assert weight > 0  # a higher MaxProb: more likely right, as the items say

@@ -23,8 +23,7 @@ from searchain.llm import make_llm
 from searchain.methods.assembly import Spec
 from searchain.net.serving import running
 from searchain.retrieval.factory import open_retriever
-from searchain.scoring import confidence as conf_mod
-from searchain.scoring.certification import certificate_of
+from searchain.scoring.calibrator import Calibrator, forget_calibrators
 from searchain.server import Engine, Settings, create_app
 from serverkit import mcp_ask
 
@@ -76,7 +75,7 @@ def calibrators(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
     runner = CliRunner()
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SEARCHAIN_CACHE_DIR", str(cache))
-        conf_mod.forget_calibrators()
+        forget_calibrators()
         args = ["ask", QUESTION, "--method", "retrieve-read", "--json"]
         got = runner.invoke(app, [*args, "--confidence-check", "likelihood"])
         assert got.exit_code == 0, got.output
@@ -86,18 +85,18 @@ def calibrators(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
             run = _run(cache / f"run-{with_check}", template, with_check)
             fitted = runner.invoke(app, ["calibrate", str(run), "--method", "retrieve-read"])
             assert fitted.exit_code == 0, fitted.output
-        conf_mod.forget_calibrators()  # the first answer found none: forget it
+        forget_calibrators()  # the first answer found none: forget it
         found = {}
         for name in (BASE, VARIANT):
             cal = json.loads((cache / "calibrators" / f"calibrator-{name}.json").read_text())
             assert cal["probability"] and cal["certification"]["lowest_certified_risk"] < 0.6
             found[name] = cal
         yield found
-        conf_mod.forget_calibrators()
+        forget_calibrators()
 
 
 def _expected(cal: dict[str, Any], risk: float, delta: float = 0.1) -> float | None:
-    return certificate_of(cal, risk, delta).threshold
+    return Calibrator.from_dict(cal).certificate(risk, delta).threshold
 
 
 def _risk(cal: dict[str, Any]) -> float:
@@ -151,7 +150,7 @@ def url(calibrators: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -
     llm = make_llm("local", cache=tmp_path_factory.mktemp("llm") / "calls.sqlite")
     with pytest.MonkeyPatch.context() as mp:  # the server reads the user's calibrators
         mp.setenv("SEARCHAIN_CACHE_DIR", str(Path(calibrators[BASE]["fit_on"]["runs"][0]).parent))
-        conf_mod.forget_calibrators()
+        forget_calibrators()
         r = _risk(calibrators[BASE])
         # the operator's δ (serve --risk-delta) holds for every request's risk bound
         # the default retriever, as `searchain serve` opens it (the calibrators' configuration)
@@ -161,7 +160,7 @@ def url(calibrators: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -
         app_ = create_app(engine, Settings(runs_dir=tmp_path_factory.mktemp("runs")))
         with running(app_, lifespan="on") as u:
             yield u
-        conf_mod.forget_calibrators()
+        forget_calibrators()
 
 
 def test_the_server_applies_each_configurations_threshold(

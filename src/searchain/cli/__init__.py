@@ -7,8 +7,10 @@ searchain search "Corliss Archer" --index my-index -k 5 --json
 
 One module per command or command group (:mod:`.index`, :mod:`.ask`, :mod:`.evaluate`,
 :mod:`.serve`, :mod:`.mcp`, :mod:`.mirror`, :mod:`.settings`), the shared consoles, errors
-and option types in :mod:`.common`, the options derived from the methods' settings in
-:mod:`.method_flags`; the commands are registered here, in the order ``--help`` lists them.
+and option types in :mod:`.common`, the option groups the answering commands share in
+:mod:`.model_options` (spread into options by :mod:`.option_groups`), the options derived
+from the methods' settings in :mod:`.method_flags`; the commands are registered here, in the
+order ``--help`` lists them.
 """
 
 from __future__ import annotations
@@ -23,16 +25,18 @@ from searchain.cli.common import console, err
 from searchain.cli.evaluate import eval_, report
 from searchain.cli.index import index, search
 from searchain.cli.mcp import mcp
-from searchain.cli.method_flags import with_method_flags
 from searchain.cli.mirror import mirror_app
 from searchain.cli.narrow_help import RICH_HELP_MIN_COLUMNS, terminal_columns, use_plain_help
+from searchain.cli.option_groups import grouped
 from searchain.cli.serve import serve, serve_index
 from searchain.cli.settings import settings
 
 
 def build_app() -> typer.Typer:
-    """The command line as the method records declare it now: ``ask`` gets a named option
-    per flagged setting of every method, ``serve`` the operator's (``method_flags.py``)."""
+    """The command line as the method records declare it now: the answering commands' option
+    groups are spread into options (``option_groups.py``), ``ask``'s with a named option per
+    flagged setting of every method, ``serve``'s and ``mcp``'s the operator's
+    (``method_flags.py``)."""
     app = typer.Typer(
         help=(
             "Answer knowledge-intensive questions with an LLM working together with a search "
@@ -47,15 +51,15 @@ def build_app() -> typer.Typer:
     )
     app.command()(index)
     app.command()(search)
-    app.command()(with_method_flags()(ask))
+    app.command()(grouped(ask))
     app.command()(settings)
     app.command("serve-index")(serve_index)
-    app.command("eval")(eval_)
+    app.command("eval")(grouped(eval_))
     app.command()(report)
     app.command()(calibrate)
     app.add_typer(mirror_app, name="mirror")
-    app.command("serve")(with_method_flags(operator_only=True)(serve))
-    app.command("mcp")(with_method_flags(operator_only=True)(mcp))
+    app.command("serve")(grouped(serve))
+    app.command("mcp")(grouped(mcp))
     return app
 
 

@@ -4,43 +4,25 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 from rich.panel import Panel
 
-from searchain.cli.common import (
-    DenseIndexOpt,
-    IndexOpt,
-    JsonOpt,
-    MethodOpt,
-    RetrieverOpt,
-    console,
-    err,
-    fail,
-    opening_status,
-)
-from searchain.cli.method_flags import METHOD_HELP, flags_for
+from searchain.cli.common import JsonOpt, MethodOpt, console, err, fail, opening_status
+from searchain.cli.method_flags import MethodChoice, MethodFlags
 from searchain.cli.model_options import (
-    AbstainOpt,
-    ApiOpt,
-    BaseUrlOpt,
-    CacheOpt,
-    ConfidenceCheckOpt,
+    AbstentionOptions,
+    ConfidenceChecks,
     KOpt,
-    LlmOpt,
-    MaxRiskOpt,
-    ModelOpt,
-    ModelPathOpt,
-    RiskDeltaOpt,
-    ThreadsOpt,
-    cli_spec,
-    shared,
+    ModelOptions,
+    RetrievalOptions,
+    RuntimeOptions,
 )
+from searchain.cli.option_groups import spec_of
 from searchain.methods.catalog import given_to
 from searchain.methods.searchain.route import route_words
-from searchain.retrieval.factory import DEFAULT_RETRIEVER
 from searchain.types import Passage, Trace, strict_dumps
 
 # A HotpotQA dev question (the demo corpus holds its paragraphs) that the default model
@@ -50,7 +32,6 @@ DEMO_QUESTION = (
 )
 
 
-MethodNameOpt = Annotated[str, typer.Option(help=METHOD_HELP)]
 ShowTreeOpt = Annotated[
     bool, typer.Option(help="Show the Tree-of-Reasoning (REBEL: the recursion tree).")
 ]
@@ -62,33 +43,24 @@ VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Log retries."
 
 def ask(
     question: QuestionArg = None,
-    index: IndexOpt = None,
-    retriever: RetrieverOpt = DEFAULT_RETRIEVER,
-    dense_index: DenseIndexOpt = None,
-    method: MethodNameOpt = "searchain",
-    llm: LlmOpt = "local",
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    api: ApiOpt = "auto",
-    model_path: ModelPathOpt = None,
+    *,
+    retrieval: RetrievalOptions,
+    choice: MethodChoice,
+    backend: ModelOptions,
     k: KOpt = None,
     show_tree: ShowTreeOpt = False,
-    cache: CacheOpt = True,
-    threads: ThreadsOpt = None,
+    runtime: RuntimeOptions,
     json_out: JsonOpt = False,
     verbose: VerboseOpt = False,
     option: MethodOpt = None,
-    abstain_below: AbstainOpt = None,
-    max_risk: MaxRiskOpt = None,
-    risk_delta: RiskDeltaOpt = 0.1,
-    confidence_check: ConfidenceCheckOpt = None,
-    method_flags: dict[str, Any] | None = None,
+    abstention: AbstentionOptions,
+    checks: ConfidenceChecks,
+    flags: MethodFlags,
 ) -> None:
     """Answer a question with \\[n] citations to the passages that support it.
 
     Each method's settings have their own options below (and every setting, with or without
     one, is reachable with -O NAME=VALUE); `searchain settings METHOD` lists them all."""
-    given = dict(locals())  # the options as typer passed them, before any other name
     from searchain.llm import LLMError
     from searchain.methods.assembly import assemble
     from searchain.methods.options import parse_method_options
@@ -97,15 +69,12 @@ def ask(
     q = question or DEMO_QUESTION
     if question is None and not json_out:
         err.print(f"[dim]No question given; asking the demo question:[/] {q}")
+    method = choice.method
     try:
-        options = flags_for(method, method_flags or {})
+        options = flags.options_of(method)
         options.update(parse_method_options(option, [method])[method])
         options = {**given_to(method, {"k": k}), **options}  # -O k=3 wins over -k 3
-        spec = cli_spec(
-            **shared(given),
-            method=method,
-            options=options,
-        )
+        spec = spec_of(retrieval, choice, backend, runtime, abstention, checks, options=options)
         with opening_status(spec):
             runner = assemble(spec)
     except (LLMError, ValueError, ImportError, FileNotFoundError, RuntimeError) as e:

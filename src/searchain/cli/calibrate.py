@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from searchain.cli.common import err, fail
+
+if TYPE_CHECKING:
+    from searchain.scoring.calibrator import Calibrator
 
 RunsArg = Annotated[
     list[Path],
@@ -84,7 +87,7 @@ def calibrate(
     that check's calibrator (searchain+maxprob); --without maxprob fits the plain one from
     the same runs."""
     from searchain.eval.calibrate import fit_calibrator
-    from searchain.scoring.confidence import (
+    from searchain.scoring.calibrator import (
         calibrator_name,
         forget_calibrators,
         user_calibrators,
@@ -97,8 +100,8 @@ def calibrate(
     except (ValueError, FileNotFoundError) as e:
         fail(str(e))
     # A run made with costly checks gives a calibrator of its own ("searchain+nli").
-    method = calibrator["method"]
-    name = calibrator_name(method, calibrator["model"])
+    method, model = str(calibrator.method), str(calibrator.model)
+    name = calibrator_name(method, model)
     if out is not None and out.name.startswith("calibrator-") and out.name != name:
         fail(  # a file named for another calibrator would be found for the wrong answers
             f"these runs give the calibrator {name}, not {out.name}: name the file after it "
@@ -106,41 +109,46 @@ def calibrate(
         )
     path = out or user_calibrators() / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(calibrator, indent=1) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(calibrator.to_dict(), indent=1) + "\n", encoding="utf-8")
     forget_calibrators()  # --out may replace a packaged file: answers from now on use it
-    fit = calibrator["fit_on"]
+    say_fit(calibrator, path)
+
+
+def say_fit(calibrator: Calibrator, path: Path) -> None:
+    """What was fit, on how many items, how well, and what it certifies, in words."""
+    fit = calibrator.fit_on or {}
     err.print(
-        f"calibrator for {method} on {calibrator['model']}: {fit['items']} items "
+        f"calibrator for {calibrator.method} on {calibrator.model}: {fit['items']} items "
         f"({fit['right']} right) -> {path}"
     )
-    chosen = calibrator["l2_chosen_by"]
-    loss = chosen["cv_log_loss"][f"{calibrator['l2']:g}"]
+    chosen = calibrator.l2_chosen_by or {}
+    loss = chosen["cv_log_loss"][f"{calibrator.l2:g}"]
     bar = chosen["base_rate_log_loss"]
     err.print(
         f"fit on {fit['fit_items']} of them ({fit['fit_right']} right; the split rule keeps "
         f"the other {fit['items'] - fit['fit_items']} to certify): penalty "
-        f"{calibrator['l2']:g} by cross-validation, log-loss {loss:.3f} on items it was not "
+        f"{calibrator.l2:g} by cross-validation, log-loss {loss:.3f} on items it was not "
         f"fit on; the base rate alone scores {bar:.3f}"
     )
-    said = signals_said(calibrator.get("signal_auroc") or {}, set(calibrator["features"]))
+    said = signals_said(calibrator.signal_auroc or {}, set(calibrator.features))
     if said:
         err.print(f"each signal alone on the fit items, AUROC (0.5 says nothing): {said}")
-    if not calibrator["probability"]:
+    if not calibrator.beats_base_rate:
         err.print(
             "[yellow]warning:[/] on these items the signals predict no better than the share "
             "right: its values are shown as an uncalibrated score, never as a probability, "
             "and --max-risk refuses it. More items, or a method whose traces say more, may help."
         )
-    cert = calibrator["certification"]
-    n = len(cert["items"])
-    if cert["lowest_certified_risk"] is None:
+    cert = calibrator.certification or {}
+    n = len(calibrator.certification_items)
+    at = calibrator.lowest_certificate
+    if at is None:
         err.print(f"certified: nothing at δ {cert['delta']:g} on {n} items ({cert['reason']})")
     else:
-        at = cert["at_lowest_risk"]
         err.print(
-            f"certified: risk {cert['lowest_certified_risk']:g} at δ {cert['delta']:g} on {n} "
-            f"certification items (threshold {at['threshold']:.2f}, {at['answered']} answered, "
-            f"{at['errors']} wrong); --max-risk below it withholds every answer"
+            f"certified: risk {at.max_risk:g} at δ {cert['delta']:g} on {n} "
+            f"certification items (threshold {at.threshold:.2f}, {at.answered} answered, "
+            f"{at.errors} wrong); --max-risk below it withholds every answer"
         )
 
 

@@ -13,11 +13,8 @@ import typer
 from rich.markup import escape
 
 from searchain.cli.common import (
-    DenseIndexOpt,
-    IndexOpt,
     MethodOpt,
     NliOpt,
-    RetrieverOpt,
     ReuseOpt,
     RewardModelOpt,
     RewardReferenceOpt,
@@ -41,18 +38,13 @@ from searchain.cli.eval_options import (
     SeedOpt,
 )
 from searchain.cli.model_options import (
-    ApiOpt,
-    BaseUrlOpt,
-    CacheOpt,
-    ConfidenceCheckOpt,
+    ConfidenceChecks,
+    EvalRetrieval,
     KOpt,
-    LlmOpt,
-    ModelOpt,
-    ModelPathOpt,
-    ThreadsOpt,
-    cli_spec,
-    shared,
+    ModelOptions,
+    RuntimeOptions,
 )
+from searchain.cli.option_groups import spec_of
 
 
 def eval_(
@@ -62,16 +54,10 @@ def eval_(
     limit: LimitOpt = None,
     seed: SeedOpt = 0,
     concurrency: ConcurrencyOpt = 4,
-    index: IndexOpt = None,
-    retriever: RetrieverOpt = "bm25",
-    dense_index: DenseIndexOpt = None,
-    llm: LlmOpt = "local",
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    api: ApiOpt = "auto",
-    model_path: ModelPathOpt = None,
-    cache: CacheOpt = True,
-    threads: ThreadsOpt = None,
+    *,
+    retrieval: EvalRetrieval,
+    backend: ModelOptions,
+    runtime: RuntimeOptions,
     k: KOpt = None,
     tools: ToolsOpt = None,
     executor: ExecutorOpt = "local",
@@ -83,7 +69,7 @@ def eval_(
     reuse_from: ReuseOpt = None,
     question_docs: QuestionDocsOpt = None,
     retry_failed: RetryFailedOpt = False,
-    confidence_check: ConfidenceCheckOpt = None,
+    checks: ConfidenceChecks,
 ) -> None:
     """Run methods over a dataset into a run directory: every finished item is appended to
     results.jsonl (fsynced), failures are recorded and counted, and re-running the same
@@ -92,33 +78,30 @@ def eval_(
     Methods: searchain, searchain-no-ir, searchain-no-verification, searchain-no-completion,
     retrieve-read (alias direct-retrieval), direct-prompting, cot, self-ask,
     self-ask-no-search, react, and the other methods of [bold]searchain ask --method[/]."""
-    given = dict(locals())  # the options as typer passed them, before any other name
     from searchain.eval.evaluate import EvalError, Evaluation, evaluate
     from searchain.methods.options import parse_method_options
 
     names = tuple(m.strip() for m in methods.split(",") if m.strip())
     try:
-        spec = cli_spec(**shared(given))
-        options = parse_method_options(option, list(names)) if option else None
         ev = Evaluation(
-            dataset,
-            out,
-            names,
-            spec,
-            limit,
-            seed,
-            concurrency,
-            k,
-            options,
-            tools,
-            nli,
-            reward_model,
-            reward_reference,
-            question_docs,
-            executor,
-            ray_address,
-            retry_failed,
-            reuse_from,
+            dataset=dataset,
+            out=out,
+            methods=names,
+            spec=spec_of(retrieval, backend, runtime, checks),
+            limit=limit,
+            seed=seed,
+            concurrency=concurrency,
+            k=k,
+            options=parse_method_options(option, list(names)) if option else None,
+            tools=tools,
+            nli=nli,
+            reward_model=reward_model,
+            reward_reference=reward_reference,
+            question_docs=question_docs,
+            executor=executor,
+            ray_address=ray_address,
+            retry_failed=retry_failed,
+            reuse_from=reuse_from,
         )
         with evaluation_progress(len(names)) as progress:
             result = evaluate(ev, progress=progress, say=say)

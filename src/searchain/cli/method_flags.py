@@ -1,24 +1,27 @@
 """Named CLI options derived from the methods' settings (``methods/settings.py``).
 
 A setting declared with ``flag=`` becomes ``--FLAG`` on ``searchain ask`` (every flagged
-setting) and ``searchain serve`` (the operator's: those no remote client may set), with the
-help, type and choices of its declaration; a setting two methods share (``--dedup-threshold``)
-is one option that reaches whichever method runs. Left out, an option means "the method's
-default", so a flag given to a method that does not take it is an error, not ignored.
-Every setting, flagged or not, is also reachable with ``-O NAME=VALUE``.
+setting: :class:`MethodFlags`) and on ``serve`` and ``mcp`` (the operator's, those no remote
+client may set: :class:`OperatorFlags`), option groups made when the app is built, with the
+help, type and choices of its declaration; a setting two methods share
+(``--dedup-threshold``) is one option that reaches whichever method runs. Left out, an
+option means "the method's default", so a flag given to a method that does not take it is
+an error, not ignored. Every setting, flagged or not, is also reachable with
+``-O NAME=VALUE``. ``--method`` is a group here too (:class:`MethodChoice`), its help every
+registered method's summary.
 """
 
 from __future__ import annotations
 
-import copy
-import functools
 import inspect
-import typing
-from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 import typer
 
+from searchain.cli.option_groups import OptionGroup
+from searchain.cli.serve_options import DefaultMethodOpt
 from searchain.methods.catalog import canonical_methods, method_settings, resolve
 from searchain.methods.settings import Setting, merged
 
@@ -88,47 +91,62 @@ def method_help() -> str:
     return "; ".join(parts) + "."
 
 
-def _with_method_help(param: inspect.Parameter) -> inspect.Parameter:
-    """A ``method`` option described by the methods registered now."""
-    if param.name != "method" or not typing.get_args(param.annotation):
-        return param
-    kind, *infos = typing.get_args(param.annotation)
-    for info in infos:
-        if getattr(info, "help", None) == METHOD_HELP:
-            info = copy.copy(info)
-            info.help = method_help()
-            return param.replace(annotation=Annotated[kind, info])
-    return param
+@dataclass(frozen=True)
+class MethodChoice(OptionGroup):
+    """``ask``'s ``--method``, described by the methods registered when the app is built."""
+
+    method: str = "searchain"
+
+    @classmethod
+    def parameters(cls) -> list[inspect.Parameter]:
+        (param,) = super().parameters()
+        return [param.replace(annotation=Annotated[str, typer.Option(help=method_help())])]
+
+    def spec_fields(self) -> dict[str, Any]:
+        return {"method": self.method}
 
 
-# A ``method`` option whose help says this is given every method's summary (method_help).
-METHOD_HELP = "The method: see below."
+@dataclass(frozen=True)
+class ServedMethod(OptionGroup):
+    """``serve``'s and ``mcp``'s ``--method``: the default of requests that name none."""
+
+    method: DefaultMethodOpt = "searchain"
+
+    def spec_fields(self) -> dict[str, Any]:
+        return {"method": self.method}
 
 
-def with_method_flags(*, operator_only: bool = False) -> Callable[[Callable[..., Any]], Any]:
-    """Give a command a named option per flagged setting; it receives the given ones as
-    ``method_flags`` (``{setting name: value}``)."""
+@dataclass(frozen=True)
+class MethodFlags(OptionGroup):
+    """A named option per flagged setting of every method; ``given`` holds those given, by
+    setting name (left out, an option means the method's default)."""
 
-    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
-        sig = inspect.signature(command, eval_str=True)
-        own = [_with_method_help(p) for p in sig.parameters.values() if p.name != "method_flags"]
-        derived = [_parameter(n, pairs) for n, pairs in flagged(operator_only).items()]
+    given: Mapping[str, Any] = field(default_factory=dict)
+    operator_only: ClassVar[bool] = False
 
-        @functools.wraps(command)
-        def run(**kwargs: Any) -> Any:
-            derived = {
-                k.removeprefix(PARAM): kwargs.pop(k) for k in list(kwargs) if k.startswith(PARAM)
-            }
-            given = {k: v for k, v in derived.items() if v is not None}  # None: not given
-            return command(**kwargs, method_flags=given)
+    @classmethod
+    def parameters(cls) -> list[inspect.Parameter]:
+        return [_parameter(n, pairs) for n, pairs in flagged(cls.operator_only).items()]
 
-        params = [*own, *derived]
-        run.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
-        run.__annotations__ = {p.name: p.annotation for p in params}
-        del run.__wrapped__  # typer must read the signature above, not the command's
-        return run
+    @classmethod
+    def from_values(cls, values: dict[str, Any]) -> Self:
+        given = {k.removeprefix(PARAM): v for k, v in values.items() if v is not None}
+        return cls(given)
 
-    return decorate
+    def options_of(self, method: str) -> dict[str, Any]:
+        """The given flags as ``method``'s options (ValueError: a flag of another method)."""
+        return flags_for(method, dict(self.given))
+
+
+@dataclass(frozen=True)
+class OperatorFlags(MethodFlags):
+    """``serve``'s and ``mcp``'s flags: the settings no remote client may set."""
+
+    operator_only: ClassVar[bool] = True
+
+    def per_method(self) -> dict[str, dict[str, Any]]:
+        """The given flags as per-method options: each reaches every method that takes it."""
+        return operator_flags(dict(self.given))
 
 
 def flags_for(method: str, given: dict[str, Any]) -> dict[str, Any]:

@@ -1,17 +1,27 @@
-"""The options every answering command shares (``ask``, ``eval``, ``serve``), declared once:
-the model, its endpoint and prompt form, the call cache, threads, ``-k``; and the one place
-they become an assembly :class:`~searchain.methods.assembly.Spec`."""
+"""The options every answering command shares (``ask``, ``eval``, ``serve``, ``mcp``),
+declared once: the model, its endpoint and prompt form, the call cache, threads, ``-k``,
+abstention and the costly confidence checks; and the groups a command lists
+(``option_groups.py``), each of which says what it fills of the assembly
+:class:`~searchain.methods.assembly.Spec`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from searchain.cli.common import DenseIndexOpt, IndexOpt, RetrieverOpt
+from searchain.cli.option_groups import OptionGroup
+from searchain.cli.serve_options import (
+    BackendOpt,
+    ServeDenseIndexOpt,
+    ServeIndexOpt,
+    ServeRetrieverOpt,
+)
 from searchain.llm.models import ANSWER_MODEL_HELP, API_HELP, MODEL_PATH_HELP
-from searchain.methods.assembly import Spec, model_string
+from searchain.methods.assembly import model_string
 from searchain.retrieval.factory import DEFAULT_RETRIEVER
 
 LlmOpt = Annotated[
@@ -100,64 +110,94 @@ RiskDeltaOpt = Annotated[
 ]
 
 
-# The options every answering command declares under these names (the aliases above):
-# ``cli_spec(**shared(locals()))`` passes them on without listing them again.
-SHARED = (
-    "llm",
-    "model",
-    "base_url",
-    "api",
-    "model_path",
-    "retriever",
-    "index",
-    "dense_index",
-    "cache",
-    "threads",
-    "confidence_check",
-    "abstain_below",
-    "max_risk",
-    "risk_delta",
-)
+@dataclass(frozen=True)
+class RetrievalOptions(OptionGroup):
+    """The retriever and its indexes."""
+
+    index: IndexOpt = None
+    retriever: RetrieverOpt = DEFAULT_RETRIEVER
+    dense_index: DenseIndexOpt = None
+
+    def spec_fields(self) -> dict[str, Any]:
+        return {
+            "retriever": self.retriever,
+            "index": str(self.index) if self.index else None,
+            "dense_index": str(self.dense_index) if self.dense_index else None,
+        }
 
 
-def shared(command_options: Mapping[str, Any]) -> dict[str, Any]:
-    """The shared model and retriever options among a command's own (its ``locals()`` at the
-    top of its body)."""
-    return {name: command_options[name] for name in SHARED if name in command_options}
+@dataclass(frozen=True)
+class EvalRetrieval(RetrievalOptions):
+    """``eval``'s: plain BM25 by default, as the recorded runs were made."""
+
+    retriever: RetrieverOpt = "bm25"
 
 
-def cli_spec(
-    *,
-    method: str = "searchain",
-    llm: str = "local",
-    model: str | None = None,
-    base_url: str | None = None,
-    api: str = "auto",
-    model_path: Path | None = None,
-    retriever: str = DEFAULT_RETRIEVER,
-    index: str | Path | None = None,
-    dense_index: str | Path | None = None,
-    options: dict[str, Any] | None = None,
-    cache: bool = True,
-    threads: int | None = None,
-    abstain_below: float | None = None,
-    max_risk: float | None = None,
-    risk_delta: float = 0.1,
-    confidence_check: list[str] | None = None,
-) -> Spec:
-    """The spec the command line's options describe (ValueError: they do not fit)."""
-    return Spec(
-        method=method,
-        model=model_string(llm, model, base_url, model_path),
-        api=api,
-        retriever=retriever,
-        index=str(index) if index else None,
-        dense_index=str(dense_index) if dense_index else None,
-        options=dict(options or {}),
-        cache=cache,
-        threads=threads,
-        abstain_below=abstain_below,
-        max_risk=max_risk,
-        risk_delta=risk_delta,
-        confidence_checks=tuple(confidence_check or ()),
-    )
+@dataclass(frozen=True)
+class ServedRetrieval(RetrievalOptions):
+    """``serve``'s and ``mcp``'s, described for an operator."""
+
+    index: ServeIndexOpt = None
+    retriever: ServeRetrieverOpt = DEFAULT_RETRIEVER
+    dense_index: ServeDenseIndexOpt = None
+
+
+@dataclass(frozen=True)
+class ModelOptions(OptionGroup):
+    """The model: its backend, name or file, endpoint and prompt form."""
+
+    llm: LlmOpt = "local"
+    model: ModelOpt = None
+    base_url: BaseUrlOpt = None
+    api: ApiOpt = "auto"
+    model_path: ModelPathOpt = None
+
+    def spec_fields(self) -> dict[str, Any]:
+        return {
+            "model": model_string(self.llm, self.model, self.base_url, self.model_path),
+            "api": self.api,
+        }
+
+
+@dataclass(frozen=True)
+class ServedModel(ModelOptions):
+    """``serve``'s and ``mcp``'s (``--llm`` also spelled ``--backend``)."""
+
+    llm: BackendOpt = "local"
+
+
+@dataclass(frozen=True)
+class RuntimeOptions(OptionGroup):
+    """How the model runs here: the call cache and the CPU threads."""
+
+    cache: CacheOpt = True
+    threads: ThreadsOpt = None
+
+    def spec_fields(self) -> dict[str, Any]:
+        return {"cache": self.cache, "threads": self.threads}
+
+
+@dataclass(frozen=True)
+class AbstentionOptions(OptionGroup):
+    """When an answer is withheld: below a confidence, or a certified risk bound."""
+
+    abstain_below: AbstainOpt = None
+    max_risk: MaxRiskOpt = None
+    risk_delta: RiskDeltaOpt = 0.1
+
+    def spec_fields(self) -> dict[str, Any]:
+        return {
+            "abstain_below": self.abstain_below,
+            "max_risk": self.max_risk,
+            "risk_delta": self.risk_delta,
+        }
+
+
+@dataclass(frozen=True)
+class ConfidenceChecks(OptionGroup):
+    """The confidence signals that cost model calls."""
+
+    confidence_check: ConfidenceCheckOpt = None
+
+    def spec_fields(self) -> dict[str, Any]:
+        return {"confidence_checks": tuple(self.confidence_check or ())}

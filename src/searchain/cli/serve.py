@@ -21,68 +21,42 @@ from searchain.cli.common import (
     open_retriever,
     opening_status,
 )
-from searchain.cli.method_flags import operator_flags
+from searchain.cli.method_flags import OperatorFlags, ServedMethod
 from searchain.cli.model_options import (
-    AbstainOpt,
-    ApiOpt,
-    BaseUrlOpt,
-    CacheOpt,
-    ConfidenceCheckOpt,
-    MaxRiskOpt,
-    ModelOpt,
-    ModelPathOpt,
-    RiskDeltaOpt,
-    ThreadsOpt,
-    cli_spec,
-    shared,
+    AbstentionOptions,
+    ConfidenceChecks,
+    RuntimeOptions,
+    ServedModel,
+    ServedRetrieval,
 )
+from searchain.cli.option_groups import spec_of
 from searchain.cli.serve_options import (
     AllowedHostOpt,
-    BackendOpt,
-    DefaultMethodOpt,
     HostOpt,
-    MaxBodyBytesOpt,
-    MaxConcurrentOpt,
-    MaxQuestionCharsOpt,
+    HttpLimits,
     PortOpt,
     RateLimitOpt,
     RunsDirOpt,
-    ServeDenseIndexOpt,
-    ServeIndexOpt,
-    ServeRetrieverOpt,
-    TimeoutOpt,
 )
 from searchain.methods.assembly import Spec
-from searchain.retrieval.factory import DEFAULT_RETRIEVER
 
 
 def serve(
     host: HostOpt = "127.0.0.1",
     port: PortOpt = 8000,
     runs_dir: RunsDirOpt = Path("runs"),
-    index: ServeIndexOpt = None,
-    retriever: ServeRetrieverOpt = DEFAULT_RETRIEVER,
-    dense_index: ServeDenseIndexOpt = None,
-    llm: BackendOpt = "local",
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    api: ApiOpt = "auto",
-    model_path: ModelPathOpt = None,
-    method: DefaultMethodOpt = "searchain",
-    max_concurrent: MaxConcurrentOpt = 2,
-    timeout: TimeoutOpt = 300.0,
-    max_question_chars: MaxQuestionCharsOpt = 2000,
-    max_body_bytes: MaxBodyBytesOpt = 65536,
-    cache: CacheOpt = True,
-    threads: ThreadsOpt = None,
+    *,
+    retrieval: ServedRetrieval,
+    backend: ServedModel,
+    choice: ServedMethod,
+    limits: HttpLimits,
+    runtime: RuntimeOptions,
     option: MethodOpt = None,
-    abstain_below: AbstainOpt = None,
-    max_risk: MaxRiskOpt = None,
-    risk_delta: RiskDeltaOpt = 0.1,
-    confidence_check: ConfidenceCheckOpt = None,
+    abstention: AbstentionOptions,
+    checks: ConfidenceChecks,
     allowed_host: AllowedHostOpt = None,
     rate_limit: RateLimitOpt = "60/min",
-    method_flags: dict[str, Any] | None = None,
+    flags: OperatorFlags,
 ) -> None:
     """Serve the HTTP API and the web viewer: POST /v1/ask (and /v1/ask/stream, server-sent
     progress events), GET /v1/methods, GET /v1/runs..., GET /healthz, the OpenAPI schema at
@@ -96,7 +70,6 @@ def serve(
     --reward-reference, --template) and -O METHOD.KEY=VALUE — are set here by the operator,
     once, for every request. --abstain-below/--max-risk and --confidence-check hold for every
     answer on every face (a /v1/ask request may set its own)."""
-    given = dict(locals())  # the options as typer passed them, before any other name
     token = os.environ.get("SEARCHAIN_API_TOKEN") or None
     try:
         from searchain.server import Settings, check_bind, create_app
@@ -108,15 +81,13 @@ def serve(
     except ValueError as e:
         fail(str(e))
     logging.basicConfig(level=logging.WARNING)
-    spec = cli_spec(**shared(given), method=method)
-    engine = open_engine(spec, max_concurrent, operator_options(method_flags or {}, option))
+    spec = spec_of(retrieval, backend, choice, runtime, abstention, checks)
+    engine = open_engine(spec, limits.max_concurrent, operator_options(flags, option))
     settings = Settings(
         token=token,
         runs_dir=runs_dir,
-        default_method=method,
-        timeout=timeout,
-        max_question_chars=max_question_chars,
-        max_body_bytes=max_body_bytes,
+        default_method=choice.method,
+        **limits.settings_fields(),
         allowed_hosts=allowed_hosts(host, allowed_host),
         rate_limit=rate_limit,
     )
@@ -159,7 +130,7 @@ def open_engine(
 
 
 def operator_options(
-    flags: dict[str, object], option: list[str] | None
+    flags: OperatorFlags, option: list[str] | None
 ) -> dict[str, dict[str, object]]:
     """The method options the operator fixes for every request: the named settings (each
     reaches every method that takes it), then ``-O``, which must name its method
@@ -170,7 +141,7 @@ def operator_options(
     plain = [s for s in option or [] if "." not in s.partition("=")[0]]
     if plain:
         raise typer.BadParameter(f"write METHOD.KEY=VALUE in serve: {', '.join(plain)}")
-    opts = operator_flags(flags)
+    opts = flags.per_method()
     for m, o in parse_method_options(option, list(catalog.method_names())).items():
         if o:
             opts[m] = {**opts.get(m, {}), **o}

@@ -1,11 +1,15 @@
-"""The options of ``searchain serve`` that no other command has, declared once each."""
+"""The options of ``searchain serve`` and ``mcp`` that no other command has, declared once
+each, and the service's limits as the group both take."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+
+from searchain.cli.option_groups import OptionGroup
 
 HostOpt = Annotated[
     str, typer.Option(help="Address to bind. Non-loopback needs $SEARCHAIN_API_TOKEN.")
@@ -61,3 +65,34 @@ RateLimitOpt = Annotated[
         "no limit. Behind a reverse proxy every client shares the proxy's address.",
     ),
 ]
+
+
+@dataclass(frozen=True)
+class AnswerLimits(OptionGroup):
+    """How much the service answers at once, and how long and large a question may be."""
+
+    max_concurrent: MaxConcurrentOpt = 2
+    timeout: TimeoutOpt = 300.0
+    max_question_chars: MaxQuestionCharsOpt = 2000
+
+    def settings_fields(self) -> dict[str, Any]:
+        """What the limits fill of the service's ``Settings`` (``max_concurrent`` is the
+        engine's)."""
+        return {"timeout": self.timeout, "max_question_chars": self.max_question_chars}
+
+
+@dataclass(frozen=True)
+class HttpLimits(AnswerLimits):
+    """``serve``'s: a request's body is bounded too."""
+
+    max_body_bytes: MaxBodyBytesOpt = 65536
+
+    def settings_fields(self) -> dict[str, Any]:
+        return {**super().settings_fields(), "max_body_bytes": self.max_body_bytes}
+
+
+@dataclass(frozen=True)
+class McpLimits(AnswerLimits):
+    """``mcp``'s: one client over stdio, one answer at a time."""
+
+    max_concurrent: MaxConcurrentOpt = 1

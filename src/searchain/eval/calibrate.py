@@ -28,24 +28,15 @@ from searchain.eval.rescore import run_model
 from searchain.eval.run_stamps import run_config, stamped
 from searchain.eval.runner import MANIFEST, read_results
 from searchain.scoring.calibration import auroc, choose_l2, fit_logistic
+from searchain.scoring.calibrator import CHECK_SIGNALS, Calibrator, calibrator_variant
 from searchain.scoring.certification import (
     DEFAULT_DELTA,
     certification_record,
     item_hash,
     split_of,
 )
-from searchain.scoring.confidence import (
-    CHECK_SIGNALS,
-    apply_calibrator,
-    calibrator_variant,
-    checks_of,
-    model_key,
-    signals,
-)
-from searchain.scoring.configuration import (
-    configuration,
-    differences,
-)
+from searchain.scoring.confidence import checks_of, model_key, signals
+from searchain.scoring.configuration import configuration, differences
 from searchain.scoring.evidence_signals import SIGNALS as EVIDENCE_SIGNALS
 from searchain.types import Trace
 
@@ -141,9 +132,10 @@ def out_of_fold(
         if not train or all(right[i] for i in train) or not any(right[i] for i in train):
             continue  # a fold with one class cannot be fit: its items keep 0
         fitted = fit_logistic([rows[i] for i in train], [right[i] for i in train], features, l2=l2)
+        mapped = Calibrator.from_dict(fitted)
         for i in range(n):
             if folds[i] == k:
-                out[i] = apply_calibrator(fitted, rows[i])
+                out[i] = mapped.probability(rows[i])
     return out
 
 
@@ -167,7 +159,7 @@ def fit_calibrator(
     exclude_runs: Sequence[str | Path] = (),
     delta: float = DEFAULT_DELTA,
     without: Sequence[str] = (),
-) -> dict[str, Any]:
+) -> Calibrator:
     """A calibrator for ``method`` from the runs, with its provenance; no item of
     ``exclude_runs`` (the runs reported on) is used. The split rule (``split_of``) sends
     each item to fit (the penalty chosen and the model fit on them) or to certify (scored
@@ -197,10 +189,11 @@ def fit_calibrator(
     features, chosen_by = with_evidence_signals(fit, features)
     l2, losses = choose_l2(fit.rows, fit.right, features)
     calibrator = fit_logistic(fit.rows, fit.right, features, l2=l2)
+    mapped = Calibrator.from_dict(calibrator)
     oof = out_of_fold(fit.rows, fit.right, features, l2)
     base_loss = _base_rate_log_loss(fit.right)
     certify_items = [
-        (item_hash(i), apply_calibrator(calibrator, r), ok)
+        (item_hash(i), mapped.probability(r), ok)
         for i, r, ok in zip(held.ids, held.rows, held.right, strict=True)
     ]
     calibrator.update(
@@ -237,7 +230,7 @@ def fit_calibrator(
             certify_items, list(zip(oof, fit.right, strict=True)), config, delta
         ),
     )
-    return calibrator
+    return Calibrator.from_dict(calibrator)
 
 
 def signal_aurocs(items: CalibrationItems) -> dict[str, float | None]:

@@ -49,13 +49,22 @@ def category(r: dict[str, Any]) -> str:
         return "failed"
     if r["cover_em"]:
         return CATEGORIES[0] if r["cite_file"] else CATEGORIES[1]
-    if r["arm"].startswith("searchain") and not r.get("nodes"):
+    if planned(r) and not r.get("nodes"):
         return "plan not parsed"
     if r.get("node_had_answer"):
         return "a node had the answer, the final answer lost it"
     if not r["in_hand"]:
         return "retrieval missed the answer passage"
     return "answer passage in hand, answer wrong"
+
+
+def planned(r: dict[str, Any]) -> bool:
+    """Whether the record's answer came from a Chain-of-Query, whose nodes are its plan
+    (``chain_of_query``). A record made before it said so counts its nodes: only a chain's
+    could count none (retrieve-read's counts the node of its answer; a peer's has no count)."""
+    if "chain_of_query" in r:
+        return bool(r["chain_of_query"])
+    return r.get("nodes") == 0
 
 
 def value(r: dict[str, Any], key: str) -> float:

@@ -28,8 +28,8 @@ import numpy as np
 from searchain.eval.rescore import run_model
 from searchain.eval.runner import read_results
 from searchain.scoring.calibration import choose_l2, fit_logistic
+from searchain.scoring.calibrator import Calibrator
 from searchain.scoring.certification import SPLIT_RULE, split_of
-from searchain.scoring.confidence import apply_calibrator
 
 FEATURE = "naive_logprob"  # the one signal: the answer's mean token log-probability
 MIN_FIT_ITEMS = 10
@@ -137,8 +137,9 @@ def fit_naive_platt(
 
 def platt_probability(calibrator: dict[str, Any], values: Iterable[float]) -> np.ndarray:
     """The Platt map's probability of each baseline value (a naive log-probability)."""
-    feature = calibrator["features"][0]
-    return np.array([apply_calibrator(calibrator, {feature: float(v)}) for v in values])
+    platt = Calibrator.from_dict(calibrator)
+    feature = platt.features[0]
+    return np.array([platt.probability({feature: float(v)}) for v in values])
 
 
 def describe(calibrator: dict[str, Any]) -> str:

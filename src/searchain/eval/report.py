@@ -142,6 +142,7 @@ def analyses(
     ``maxprob_platt_runs``, MaxProb too (:mod:`searchain.eval.maxprob_baseline`).
     ``selective_rows`` receives the selective statistics as rows (selective.csv)."""
     from searchain.eval.analyses import ir_effects
+    from searchain.eval.method_kinds import in_full
     from searchain.eval.selective.report import section as selective_answering
     from searchain.types import Trace
 
@@ -159,14 +160,14 @@ def analyses(
             continue
         name = run.name
         out += _efficiency(name, traces)
-        if "searchain" in traces:
-            right = {i: correct[("searchain", i)] for i in traces["searchain"]}
-            out += _searchain_nodes(name, traces["searchain"], right)
-        if "searchain" in traces and "searchain-no-ir" in traces:
-            ids = [i for i in traces["searchain"] if i in traces["searchain-no-ir"]]
+        for full in [m for m in traces if in_full(m)]:
+            right = {i: correct[(full, i)] for i in traces[full]}
+            out += _searchain_nodes(name, traces[full], right)
+        for full, no_ir in _ir_pairs(traces):
+            ids = [i for i in traces[full] if i in traces[no_ir]]
             fx = ir_effects(
-                [traces["searchain"][i] for i in ids],
-                [traces["searchain-no-ir"][i] for i in ids],
+                [traces[full][i] for i in ids],
+                [traces[no_ir][i] for i in ids],
                 [[i] for i in ids],
                 correct=lambda t, ids_, c=correct: c[(t.method, ids_[0])],
             )
@@ -188,6 +189,14 @@ def analyses(
         sink=selective_rows,
     )
     return "\n".join([*out, selective])
+
+
+def _ir_pairs(traces: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
+    """(SearChain, its ablation without IR) for each such pair the run holds both of."""
+    from searchain.eval.method_kinds import without_ir
+
+    pairs = [(without_ir(m), m) for m in traces]
+    return [(full, no_ir) for full, no_ir in pairs if full is not None and full in traces]
 
 
 def _efficiency(name: str, traces: dict[str, dict[str, Any]]) -> list[str]:

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from searchain.eval.method_kinds import plans_chains
 from searchain.eval.runner import (
     LABEL_RULE_CHANGE,
     MANIFEST,
@@ -66,7 +67,7 @@ def reusable_methods(
 def labels_nodes(method: str) -> bool:
     """Whether ``method``'s records carry SearChain's node labels (SearChain and its
     variants)."""
-    return method.startswith("searchain")
+    return plans_chains(method)
 
 
 def _grown(key: str, old: dict[str, Any], new: dict[str, Any]) -> bool:

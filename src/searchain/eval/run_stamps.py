@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from searchain.eval.method_kinds import chain_record
 from searchain.eval.runner import MANIFEST
 from searchain.llm.models import packaged_file
 from searchain.methods.searchain.config import SearChainConfig
@@ -38,16 +39,19 @@ def stamped(trace: Trace, config: dict[str, Any]) -> Trace:
     file = packaged_file(str(config.get("model"))) if embedded else None
     if file is not None:
         trace.meta.setdefault(MODEL_FILE_KEY, file)
-    if trace.method.startswith("searchain"):
-        for key, value in searchain_settings(config).items():
+    record = chain_record(trace.method)
+    if record is not None:
+        # Read under the record's own name, an ablation's trace too (as it always was).
+        for key, value in searchain_settings(config, record.name).items():
             trace.meta.setdefault(key, value)
     return trace
 
 
-def searchain_settings(config: dict[str, Any]) -> dict[str, Any]:
+def searchain_settings(config: dict[str, Any], method: str) -> dict[str, Any]:
     """SearChain's k, reader, evidence passages and yes/no check as the run's manifest
-    records them (those left out: their ``before`` value); {} when it records none."""
-    recorded = (config.get("method_config") or {}).get("searchain")
+    records them for ``method`` (those left out: their ``before`` value); {} when it records
+    none."""
+    recorded = (config.get("method_config") or {}).get(method)
     if not recorded:
         return {}
     before = {

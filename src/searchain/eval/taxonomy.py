@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from searchain.eval.datasets.base import FEVER_LABELS
+from searchain.eval.method_kinds import plans_chains
 from searchain.scoring.match import cover_em
 from searchain.text import normalize_answer
 from searchain.types import Passage, Trace
@@ -55,7 +56,6 @@ CATEGORIES = (
     "wrong without retrieval",
     "wrong, no gold evidence",
 )
-PLANNING_METHODS = ("searchain",)  # method-name prefixes whose traces must hold a plan
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +116,7 @@ def classify(method: str, status: str, trace: Trace | None, gold: Gold, *, corre
         return "correct"
     answers = [a for a in gold.answers if a]
     nodes = [n for n in trace.nodes if n.source != "question"]
-    if method.startswith(PLANNING_METHODS) and not nodes:
+    if plans_chains(method) and not nodes:  # its trace must hold a plan
         return "plan not parsed"
     if is_verdict(answers):
         nodes = []  # a sub-answer "no" is not the verdict: only the evidence checks apply

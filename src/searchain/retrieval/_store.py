@@ -26,6 +26,11 @@ OFFSETS_FILE = "passages.offsets.npy"
 _FLUSH_EVERY = 8192  # passages per write(); amortises syscalls without holding much text
 
 
+def encoded_text(title: str, text: str, with_title: bool) -> str:
+    """The string an embedder is given for a passage (its title on a line of its own)."""
+    return f"{title}\n{text}" if with_title and title else text
+
+
 class StoreWriter:
     """Append passages to a store; :meth:`close` writes the offsets array."""
 
@@ -58,7 +63,7 @@ class StoreWriter:
             lengths.append(len(line))
             if len(buffer) >= _FLUSH_EVERY:
                 self._flush()
-            yield f"{p.title}\n{p.text}" if with_title and p.title else p.text
+            yield encoded_text(p.title, p.text, with_title)
 
     def __len__(self) -> int:
         return len(self._lengths)

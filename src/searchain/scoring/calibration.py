@@ -79,7 +79,8 @@ def fit_logistic(
     l2: float = 1.0,
     iterations: int = 50,
 ) -> dict[str, Any]:
-    """Weights, bias and the standardisation of ``features`` (as ``apply_calibrator`` reads)."""
+    """Weights, bias and the standardisation of ``features``: a calibrator file's map
+    (``calibrator.Calibrator.from_dict`` reads it)."""
     if len(rows) != len(correct) or not rows:
         raise ValueError("need as many labels as rows, and at least one row")
     x = _matrix(rows, features)

@@ -185,21 +185,3 @@ def certification_record(
         else f"no risk below 1 is certified on these {len(scores)} certification items",
         "items": [[h, round(s, 6), int(ok)] for h, s, ok in certify_items],
     }
-
-
-def certificate_of(calibrator: dict[str, Any], max_risk: float, delta: float) -> Certificate:
-    """The threshold ``calibrator``'s certification items certify at ``max_risk`` and δ."""
-    record = calibrator.get("certification")
-    if not record or not record.get("items"):
-        return Certificate(
-            None,
-            max_risk,
-            delta,
-            0,
-            reason=f"the calibrator {calibrator.get('name')} holds no certification items "
-            "(fit before certification: `searchain calibrate` refits it)",
-        )
-    scores = [float(s) for _, s, _ in record["items"]]
-    right = [bool(ok) for _, _, ok in record["items"]]
-    fit = [(float(p), bool(ok)) for p, ok in calibrator.get("calibration", [])]
-    return certify(scores, right, fit, max_risk, delta)

@@ -17,42 +17,35 @@ cost nothing extra — they are read from what the method did:
 * with the method setting ``maxprob``: MaxProb, the mean token probability of the answer in
   the call that wrote it (``answer_maxprob``, read from that call: ``maxprob.py``).
 
-A calibrator (``calibration.py``: logistic regression fit on calibration items, shipped as a
-data file with its provenance) maps them to the probability that the answer is right, for
-answers of exactly the configuration it was fit on (``configuration.py``), with its own
-largest terms as the reasons (``reasons.py``). Elsewhere — no calibrator, another
-configuration, or one no better than the base rate — the value is an *uncalibrated score*
-(the share of the binary evidence above that holds) and says why; it never poses as a
-probability.
+A calibrator (``calibrator.py``: a logistic regression fit on calibration items,
+``calibration.py``, shipped as a data file with its provenance) maps them to the probability
+that the answer is right, for answers of exactly the configuration it was fit on
+(``configuration.py``), with its own largest terms as the reasons (``reasons.py``).
+Elsewhere — no calibrator, another configuration, or one no better than the base rate — the
+value is an *uncalibrated score* (the share of the binary evidence above that holds) and
+says why; it never poses as a probability.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from functools import cache, lru_cache
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
-from searchain.paths import cache_root
 from searchain.scoring import maxprob
-from searchain.scoring.calibrator_scope import UNCALIBRATED, fit_differences, mismatch
+from searchain.scoring.calibrator import (
+    UNCALIBRATED,
+    Calibrator,
+    find_calibrator,
+)
 from searchain.scoring.chain_signals import answer_in, searchain_signals
+from searchain.scoring.configuration import configuration
 from searchain.scoring.evidence_signals import evidence_signals
-from searchain.scoring.reasons import calibrated_reasons, contributions
+from searchain.scoring.reasons import calibrated_reasons
 from searchain.text import normalize_answer
 from searchain.types import Confidence, Trace, Usage
 
 CHECKS_KEY = "confidence_checks"  # trace.meta: {check: {signal: value}} (confidence_checks.py)
-# each costly signal, and the check giving it
-CHECK_SIGNALS = {
-    "answer_supported": "nli",
-    "answer_agreement": "consistency",
-    "answer_logprob": "likelihood",
-    maxprob.SIGNAL: maxprob.KEY,  # not run after the answer: read from the writing call
-}
 # Where each costly signal turns from evidence against the answer to evidence for it: a
 # probability or a share at one half, a mean token log-probability at a mean token
 # probability of one half (below it the model finds its own answer unlikely).
@@ -76,7 +69,7 @@ def model_key(name: str | None) -> str:
 
 
 def signals(trace: Trace) -> dict[str, float]:
-    """Every signal the trace holds (SearChain's only for SearChain's traces)."""
+    """Every signal the trace holds (a chain's only for a trace that records its path)."""
     cited_ids = {c.passage_id for c in trace.citations if c.passage_id}
     texts = [p.text for p in trace.references]
     cited = [p.text for p in trace.references if p.id in cited_ids]
@@ -87,7 +80,7 @@ def signals(trace: Trace) -> dict[str, float]:
         "citations": float(min(len(cited_ids), 5)),
         "answer_is_yes_no": float(normalize_answer(trace.answer) in ("yes", "no")),
     }
-    if trace.method.startswith("searchain") and trace.meta.get("path") is not None:
+    if trace.meta.get("path") is not None:  # a chain's path through its Tree-of-Reasoning
         out.update(searchain_signals(trace))
         out.update(evidence_signals(trace))  # the evidence step's (evidence_signals.py)
     for found in (trace.meta.get(CHECKS_KEY) or {}).values():  # the costly checks, if run
@@ -103,11 +96,6 @@ def checks_of(trace: Trace) -> tuple[str, ...]:
     if maxprob.KEY in trace.meta:
         asked.add(maxprob.KEY)
     return tuple(sorted(asked))
-
-
-def calibrator_variant(method: str, checks: tuple[str, ...]) -> str:
-    """The calibrator's method name for answers with these checks: ``searchain+nli``."""
-    return method + "".join(f"+{c}" for c in checks)
 
 
 # The binary evidence an uncalibrated score counts (where the trace has it).
@@ -178,80 +166,10 @@ def uncalibrated_score(found: dict[str, float]) -> float:
     return sum(held) / len(held) if held else 0.0
 
 
-def calibrator_name(method: str, model: str) -> str:
-    return f"calibrator-{method}--{model}.json"
-
-
-def user_calibrators() -> Path:
-    """Where ``searchain calibrate`` puts the calibrators it fits (found before shipped ones)."""
-    return cache_root() / "calibrators"
-
-
-def shipped_calibrator(method: str, model: str) -> dict[str, Any] | None:
-    """The calibrator for ``method`` on ``model``: the user's own (``searchain calibrate``),
-    else the one shipped in the package (``data/calibrator-*.json``), else None. A user's file
-    is read again when it changes (a running ``serve`` uses a calibrator fitted beside it)."""
-    name = calibrator_name(method, model)
-    mine = user_calibrators() / name
-    try:
-        stat = mine.stat()
-    except FileNotFoundError:
-        return _packaged_calibrator(name)
-    return _read_calibrator(str(mine), stat.st_mtime_ns, stat.st_size)
-
-
-@lru_cache(maxsize=64)  # bounded: each rewrite of a file is a new key
-def _read_calibrator(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
-    """One version of a user's calibrator file (its path, modification time and size)."""
-    return json.loads(Path(path).read_text(encoding="utf-8"))
-
-
-@cache
-def _packaged_calibrator(name: str) -> dict[str, Any] | None:
-    path = resources.files("searchain.data").joinpath(name)
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-
-
-def forget_calibrators() -> None:
-    """Read every calibrator afresh (a test that swaps the package's files)."""
-    _read_calibrator.cache_clear()
-    _packaged_calibrator.cache_clear()
-
-
-def apply_calibrator(calibrator: dict[str, Any], found: dict[str, float]) -> float:
-    """A logistic calibrator's probability for these signals (missing ones at their mean; a
-    signal that is NaN or infinite counts as missing: clipped, a NaN log-odds would read as
-    certainty)."""
-    found = {name: v for name, v in found.items() if math.isfinite(v)}
-    z = float(calibrator["bias"]) + sum(contributions(calibrator, found).values())
-    return 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
-
-
-def find_calibrator(
-    method: str, checks: tuple[str, ...], model: str, trace: Trace | None = None
-) -> dict[str, Any] | None:
-    """The calibrator for answers of exactly ``method`` with these checks on ``model``
-    (``searchain+likelihood``), else the method's own (a check run after the answer leaves
-    its probability valid: the check's signal is shown, not used); None without one. With
-    ``trace``, a variant fit on another configuration than the answer's gives way to the
-    method's own where that one was fit on the answer's (after a refit of the method alone).
-    An ablation is a method of its own: it never borrows SearChain's."""
-    found = [
-        c
-        for c in (
-            shipped_calibrator(calibrator_variant(method, checks), model),
-            shipped_calibrator(method, model),
-        )
-        if c is not None
-    ]
-    fits = [c for c in found if trace is not None and not fit_differences(c, trace, model)]
-    return (fits or found or [None])[0]
-
-
 def assess(
     trace: Trace,
     model: str | None,
-    calibrator: dict[str, Any] | None = None,
+    calibrator: Calibrator | None = None,
     abstain_below: float | None = None,
 ) -> Confidence:
     """The trace's confidence: calibrated where a calibrator was fit for exactly its
@@ -260,11 +178,12 @@ def assess(
     says why. Below ``abstain_below`` the answer is marked abstained (kept, as a guess)."""
     key = model_key(model)
     found = signals(trace)
-    calibrator = calibrator or find_calibrator(trace.method, checks_of(trace), key, trace)
-    why_not = mismatch(calibrator, trace, key) if calibrator is not None else ""
-    if calibrator is not None and not why_not:
-        conf = Confidence(apply_calibrator(calibrator, found), True, found, _provenance(calibrator))
-        conf.note = unused_or_missing(calibrator, found)
+    identity = configuration(trace, key)
+    calibrator = calibrator or find_calibrator(trace.method, checks_of(trace), key, identity)
+    maps, why_not = calibrator.applies_to(identity) if calibrator is not None else (False, "")
+    if calibrator is not None and maps:
+        conf = Confidence(calibrator.probability(found), True, found, calibrator.provenance())
+        conf.note = calibrator.explain(found)
         conf.lowered_by, conf.raised_by = calibrated_reasons(calibrator, found)
     else:
         note = why_not or UNCALIBRATED.format(method=trace.method, model=key)
@@ -275,28 +194,6 @@ def assess(
         conf.threshold = abstain_below
         conf.abstained = conf.value < abstain_below
     return conf
-
-
-def unused_or_missing(calibrator: dict[str, Any], found: dict[str, float]) -> str:
-    """What a calibrator could not weigh, in words: signals it was not fit on (a costly
-    check run for nothing) and signals it needs that the trace lacks (taken at their mean)."""
-    features = set(calibrator["features"])
-    unused = sorted(k for k in found if k in CHECK_SIGNALS and k not in features)
-    missing = sorted(features - set(found))
-    said = []
-    if unused:
-        said.append(f"the calibrator was fit without {', '.join(unused)}: shown, not used")
-    if missing:
-        said.append(f"{', '.join(missing)} not measured: taken at the calibration items' mean")
-    return "; ".join(said)
-
-
-def _provenance(calibrator: dict[str, Any]) -> dict[str, Any]:
-    return {
-        k: calibrator[k]
-        for k in ("name", "version", "method", "model", "fit_on", "probability")
-        if k in calibrator
-    }
 
 
 def abstention_text(trace: Trace) -> str:

@@ -6,14 +6,8 @@ both into runs' records."""
 
 from __future__ import annotations
 
-from searchain.scoring.confidence import (
-    apply_calibrator,
-    assess,
-    checks_of,
-    find_calibrator,
-    model_key,
-    signals,
-)
+from searchain.scoring.calibrator import find_calibrator
+from searchain.scoring.confidence import assess, checks_of, model_key, signals
 from searchain.scoring.configuration import FIELDS, configuration
 from searchain.types import Confidence, Trace
 
@@ -24,16 +18,16 @@ def transferred(conf: Confidence, trace: Trace, model: str) -> Confidence:
     (else ``conf`` as it is)."""
     key = model_key(model)
     calibrator = find_calibrator(trace.method, checks_of(trace), key)
-    fit = ((calibrator or {}).get("certification") or {}).get("configuration")
+    fit = None if calibrator is None else calibrator.fit_configuration
     if calibrator is None or fit is None or conf.calibrated:
         return conf
     now = configuration(trace, key)
     if [f for f in FIELDS if fit.get(f) != now.get(f)] != ["corpus"]:
         return conf
-    conf.value = apply_calibrator(calibrator, conf.signals or signals(trace))
-    conf.calibrator = {"name": calibrator.get("name"), "fit_on": calibrator.get("fit_on")}
+    conf.value = calibrator.probability(conf.signals or signals(trace))
+    conf.calibrator = {"name": calibrator.name, "fit_on": calibrator.fit_on}
     conf.note = (
-        f"transfer: the mapping of {calibrator.get('name')}, fit on corpus {fit['corpus']}, "
+        f"transfer: the mapping of {calibrator.name}, fit on corpus {fit['corpus']}, "
         f"applied to an answer over {now['corpus']}: not a probability here"
     )
     return conf
@@ -45,6 +39,6 @@ def confidence_of(trace: Trace, model: str, without: tuple[str, ...] = ()) -> Co
     if not without:
         return assess(trace, model)
     checks = tuple(c for c in checks_of(trace) if c not in without)
-    return assess(
-        trace, model, calibrator=find_calibrator(trace.method, checks, model_key(model), trace)
-    )
+    key = model_key(model)
+    found = find_calibrator(trace.method, checks, key, configuration(trace, key))
+    return assess(trace, model, calibrator=found)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from searchain.scoring.trace_kind import chain_of_query
 from searchain.types import Trace
 
 # trace.meta: the corpus an answer searched (``methods/assembly.corpus_key``), the model file
@@ -70,7 +71,15 @@ UNLABELLED = "without label instruction"
 
 
 def _searchain(trace: Trace) -> bool:
-    return trace.method.startswith("searchain")
+    return chain_of_query(trace)
+
+
+def _of_a_chain(config: dict[str, Any]) -> bool:
+    """A configuration of a chain's answer: it names the node-label rule, as
+    :func:`configuration` does for every such answer (1 for a trace before the rule was
+    versioned). A calibrator fit before the identity held the rule misses it, and differs from
+    every chain's answer in it whatever its task is said to be."""
+    return config.get("label_rule") is not None
 
 
 def question_position(trace: Trace) -> str | None:
@@ -143,7 +152,7 @@ def _compared(config: dict[str, Any], field: str) -> Any:
     """``config``'s ``field`` as it shapes the answer: a baseline's task by the prompt it
     makes (:data:`LABELLED_TASKS`), every other field as recorded."""
     value = config.get(field)
-    if field != "task" or value is None or str(config.get("method", "")).startswith("searchain"):
+    if field != "task" or value is None or _of_a_chain(config):
         return value
     return value if value in LABELLED_TASKS else UNLABELLED
 

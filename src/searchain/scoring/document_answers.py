@@ -26,6 +26,7 @@ from typing import Any
 from searchain.answers import short_answer
 from searchain.scoring.item import trace_text
 from searchain.scoring.match import alias_match, cover_em
+from searchain.scoring.trace_kind import chain_of_query
 from searchain.types import Passage, Trace
 
 # A markup tag (<em>, </p>, <a href="…">), not an address in angle brackets (<me@example.org>).
@@ -178,10 +179,11 @@ def trace_record(q: dict[str, Any], trace: Trace) -> dict[str, Any]:
             else None
         ),
         "nodes": len(nodes),
+        "chain_of_query": chain_of_query(trace),  # its nodes are a plan's
         **first_read_record(q, trace),
         "hops": trace.meta.get("hops"),  # answered nodes on the path; <= 1: one hop
-        # SearChain's reasoning nodes (retrieve-read's one node is its final answer)
-        "node_had_answer": trace.method.startswith("searchain")
+        # a chain's reasoning nodes (retrieve-read's one node is its final answer)
+        "node_had_answer": chain_of_query(trace)
         and bool(said)
         and all(cover_em(said, a) for a in as_list(q["answer"])),
         "cited": [{"file": c["file"], "page": c["page"]} for c in cited],

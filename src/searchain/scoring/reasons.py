@@ -10,7 +10,10 @@ probability and what raised it — read from the number itself, so they never co
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from searchain.scoring.calibrator import Calibrator
 
 # A term smaller than this (in log-odds) moves the probability by about a percentage point
 # at most: not a reason.
@@ -49,32 +52,16 @@ SAID: dict[str, Callable[[float], str]] = {
 }
 
 
-def contributions(calibrator: dict[str, Any], found: dict[str, float]) -> dict[str, float]:
-    """Each measured signal's term in the calibrator's log-odds (a signal not measured is
-    taken at its mean: no term)."""
-    out = {}
-    for name, weight, mean, scale in zip(
-        calibrator["features"],
-        calibrator["weights"],
-        calibrator["means"],
-        calibrator["scales"],
-        strict=True,
-    ):
-        if name in found:
-            out[name] = float(weight) * (found[name] - mean) / scale
-    return out
-
-
 def _said(name: str, value: float) -> str:
     return SAID[name](value) if name in SAID else f"{name} = {value:g}"
 
 
 def calibrated_reasons(
-    calibrator: dict[str, Any], found: dict[str, float]
+    calibrator: Calibrator, found: dict[str, float]
 ) -> tuple[list[str], list[str]]:
     """``(lowered_by, raised_by)``: the signals whose terms pull the probability down / up
-    the most, largest first, each in words."""
-    terms = contributions(calibrator, found)
+    the most (``Calibrator.contributions``), largest first, each in words."""
+    terms = calibrator.contributions(found)
     down = sorted((t, n) for n, t in terms.items() if t <= -SMALLEST)
     up = sorted(((t, n) for n, t in terms.items() if t >= SMALLEST), reverse=True)
     return (

@@ -9,11 +9,8 @@ say why, in words; so is every answer when no threshold is certified at the risk
 
 from __future__ import annotations
 
-from typing import Any
-
-from searchain.scoring.calibrator_scope import not_a_probability
-from searchain.scoring.certification import Certificate, certificate_of
-from searchain.scoring.confidence import find_calibrator
+from searchain.scoring.calibrator import find_calibrator, shipped_calibrator
+from searchain.scoring.certification import Certificate
 from searchain.types import Confidence
 
 
@@ -31,7 +28,7 @@ def check_risk_bound(
             f"calibrator was fit for {method} on {model} (`searchain calibrate` fits one); a "
             "plain threshold (--abstain-below, abstain_below) needs none"
         )
-    why = not_a_probability(calibrator)
+    why = calibrator.why_not_probability()
     if why:
         raise ValueError(
             f"a maximum risk (--max-risk, max_risk) needs a calibrated confidence: {why}"
@@ -60,9 +57,10 @@ class RiskBound:
         method, model = str(conf.calibrator.get("method")), str(conf.calibrator.get("model"))
         key = (method, model)
         if key not in self._certified:
-            calibrator: dict[str, Any] | None = find_calibrator(method, (), model)
+            # the provenance names the calibrator's own method (its checks included)
+            calibrator = shipped_calibrator(method, model)
             self._certified[key] = (
-                certificate_of(calibrator, self.max_risk, self.delta)
+                calibrator.certificate(self.max_risk, self.delta)
                 if calibrator is not None
                 else Certificate(
                     None, self.max_risk, self.delta, 0, reason="its calibrator is gone"

@@ -130,7 +130,8 @@ def test_the_preset_keeps_the_calibrators_fit_on_its_settings() -> None:
     settings (bench/paper_calibrators.py checks each run); shipped under the preset's name,
     they map its answers, and only answers of its configuration."""
     from searchain.eval.calibrate import run_config, stamped
-    from searchain.scoring.confidence import assess, shipped_calibrator
+    from searchain.scoring.calibrator import shipped_calibrator
+    from searchain.scoring.confidence import assess
     from searchain.types import Trace
 
     run = ROOT / "results" / "calibration" / "qwen2.5-coder-1.5b" / "hotpotqa-calibration"
@@ -143,8 +144,8 @@ def test_the_preset_keeps_the_calibrators_fit_on_its_settings() -> None:
     trace = stamped(Trace.from_dict(as_preset), run_config(run))
     trace.meta["label_rule"] = 2  # as the preset labels nodes today (the calibrators' rule)
     calibrator = shipped_calibrator("searchain-paper", "qwen2.5-coder-1.5b")
-    assert calibrator is not None and calibrator["relabelled"]
-    assert calibrator["certification"]["configuration"]["method"] == "searchain-paper"
+    assert calibrator is not None and calibrator.extra["relabelled"]
+    assert (calibrator.fit_configuration or {})["method"] == "searchain-paper"
     conf = assess(trace, "qwen2.5-coder-1.5b")
     assert conf.calibrated and conf.calibrator["method"] == "searchain-paper", conf.note
     trace.meta["final_step"], trace.meta["evidence_sources"] = "evidence", "path+question"

@@ -317,12 +317,47 @@ def test_crash_mid_build_resumes_and_reencodes_changed_chunks(tmp_path: Path) ->
         "rows": 40,
         "rows_encoded": 32,
         "rows_reused": 8,
+        "rows_unchanged": 0,
         "encode_seconds": index.build_stats["encode_seconds"],
     }
     clean = DenseIndex.build(changed, tmp_path / "clean", **options)
     assert clean.build_stats["rows_encoded"] == 40
     np.testing.assert_allclose(_vectors(index), _vectors(clean), atol=1e-5)
     assert index.search("gnu", k=1)[0].id == "p10"
+
+
+def test_rebuild_encodes_only_new_and_changed_passages(tmp_path: Path) -> None:
+    docs = _animals(40)
+    out = tmp_path / "index"
+    options = {"checkpoint_rows": 8, "show_progress": False}
+    first = DenseIndex.build(docs, out, **options)
+    before = {p.id: row for p, row in zip(docs, _vectors(first).copy(), strict=True)}
+    del first
+
+    # One passage changed, one removed, one added: 38 keep their vectors, 2 are encoded.
+    changed = [p for p in docs if p.id != "p3"]
+    changed[9] = Passage(id="p10", title="Gnu 10", text="A gnu, changed since the last build.")
+    changed.append(Passage(id="p40", title="Emu 40", text="An emu arrived after the first build."))
+    index = DenseIndex.build(changed, out, **options)
+    stats = index.build_stats
+    assert (stats["rows"], stats["rows_unchanged"], stats["rows_encoded"]) == (40, 38, 2)
+    after = _vectors(index)
+    for row, p in enumerate(changed):
+        if p.id not in ("p10", "p40"):
+            np.testing.assert_array_equal(after[row], before[p.id])  # the very same vector
+    clean = DenseIndex.build(changed, tmp_path / "clean", **options)
+    assert clean.build_stats["rows_unchanged"] == 0
+    np.testing.assert_allclose(after, _vectors(clean), atol=1e-5)
+    assert index.search("gnu", k=1)[0].id == "p10"
+    assert index.search("emu", k=1)[0].id == "p40"
+
+    # Encoded otherwise (no titles), the old vectors are not comparable: nothing is kept.
+    untitled = DenseIndex.build(changed, out, index_title=False, **options)
+    assert untitled.build_stats["rows_unchanged"] == 0
+    assert (
+        DenseIndex.build(changed, out, keep_unchanged=False, **options).build_stats["rows_encoded"]
+        == 40
+    )
 
 
 def test_partial_build_with_other_settings_is_discarded(tmp_path: Path) -> None:

@@ -338,9 +338,15 @@ def test_specs() -> None:
             parse_spec(bad)
 
 
+def _ranked(passages: list[Passage], k: int | None = None) -> Trace:
+    """A retrieve-read trace: one node, the question's own ranked list, read in one round."""
+    node = Node("1", "q", passages=passages, source="retrieval")
+    return Trace("q", "retrieve-read", nodes=[node], rounds=1, meta={} if k is None else {"k": k})
+
+
 def test_retrieval_metrics() -> None:
     ranked = [Passage("A#0", "nothing here", "A"), Passage("B#0", "Paris is big", "B")]
-    trace = Trace("q", "retrieve-read", nodes=[Node("1", "q", passages=ranked)])
+    trace = _ranked(ranked)
     trace.meta["retrieval"] = [{
         "retriever": "llm-url", "valid_url_share": 0.5, "m": 4,
         "urls": [{"url": W + "A"}, {"url": W + "B"}, {"url": None}],
@@ -350,12 +356,15 @@ def test_retrieval_metrics() -> None:
     assert m["passage_recall@1"] == 0.0 and m["passage_recall@10"] == 1.0
     assert m["doc_recall@1"] == 1.0  # the model's first fetched page has the answer
     assert m["valid_url_share"] == 0.5 and m["urls_named"] == 2
-    bm25 = Trace("q", "retrieve-read", nodes=[Node("1", "q", passages=ranked)])
+    bm25 = _ranked(ranked)
     assert retrieval_metrics(bm25, ["Paris"]) == {
         "passage_recall@1": 0.0, "passage_recall@10": 1.0,
         "doc_recall@1": 0.0, "doc_recall@10": 1.0,
     }  # fmt: skip
     assert retrieval_metrics(Trace("q", "searchain"), ["Paris"]) == {}
+    followed = _ranked(ranked)
+    followed.rounds = 2  # Self-Ask: one follow-up's list, asked after a first turn
+    assert retrieval_metrics(followed, ["Paris"]) == {}
 
 
 # -- fetching through the real mirror ---------------------------------------------------------
@@ -606,12 +615,11 @@ def test_recall_at_k_is_refused_for_a_list_asked_shorter_than_k() -> None:
     under another name); a method that asked for 10 and got 2 back is scored @10 (its own
     shortfall); Recall@100 needs a request of 100."""
     ranked = [Passage(f"D{i}#0", "Paris" if i == 4 else "nothing", f"D{i}") for i in range(5)]
-    five = Trace("q", "retrieve-read", nodes=[Node("1", "q", passages=ranked)], meta={"k": 5})
+    five = _ranked(ranked, k=5)
     m = retrieval_metrics(five, ["Paris"])
     assert m == {"passage_recall@1": 0.0, "doc_recall@1": 0.0}
-    ten = Trace("q", "retrieve-read", nodes=[Node("1", "q", passages=ranked[3:])], meta={"k": 10})
+    ten = _ranked(ranked[3:], k=10)
     m = retrieval_metrics(ten, ["Paris"])
     assert m["passage_recall@10"] == 1.0 and "passage_recall@100" not in m
-    hundred = Trace("q", "retrieve-read", nodes=[Node("1", "q", passages=ranked)],
-                    meta={"k": 100})  # fmt: skip
+    hundred = _ranked(ranked, k=100)
     assert retrieval_metrics(hundred, ["Paris"])["passage_recall@100"] == 1.0

@@ -18,6 +18,7 @@ from searchain.readers.gguf_embedder import gguf_fingerprint
 from searchain.readers.similarity import HF_HINT, default_embedder_path, directory_fingerprint
 from searchain.retrieval._store import StoreWriter
 from searchain.retrieval.bm25 import StaleIndexError, _Progress
+from searchain.retrieval.dense.earlier import EarlierVectors
 from searchain.retrieval.dense.vectors import EMBEDDINGS_FILE
 from searchain.retrieval.dense.workdir import WorkDir
 from searchain.types import Passage
@@ -30,14 +31,16 @@ def encode_corpus(
     batch_size: int,
     show_progress: bool,
     log: _Progress,
+    earlier: EarlierVectors | None = None,
 ) -> dict[str, Any]:
-    """Store every passage and encode each chunk the work dir does not hold yet."""
+    """Store every passage and encode each chunk the work dir does not hold yet, taking the
+    vector of a passage whose text the index being replaced (``earlier``) encoded already."""
     from tqdm.auto import tqdm
 
     dim = int(wd.identity["dim"])
     row_bytes = dim * 4
     total = len(passages) if isinstance(passages, Sized) else None
-    stats = {"rows": 0, "rows_encoded": 0, "rows_reused": 0}
+    stats = {"rows": 0, "rows_encoded": 0, "rows_reused": 0, "rows_unchanged": 0}
     writer = StoreWriter(wd.path)  # the texts are cheap to rewrite, so always rewritten
     emb_path = wd.path / EMBEDDINGS_FILE
     # tqdm shows the rate and, with a known total, the time left.
@@ -56,21 +59,54 @@ def encode_corpus(
                     # naming new vectors.
                     del wd.digests[chunk_no:]
                     wd.save_progress()
-                vectors = _encode_chunk(embedder, chunk, batch_size, bar)
+                vectors, unchanged = _vectors_of(chunk, earlier, embedder, batch_size, bar)
+                stats["rows_unchanged"] += unchanged
                 emb.seek(stats["rows"] * row_bytes)
                 emb.write(vectors.tobytes())
                 emb.flush()
                 os.fsync(emb.fileno())  # the rows first, then the progress naming them
                 wd.digests.append(digest)
                 wd.save_progress()
-                stats["rows_encoded"] += len(chunk)
+                stats["rows_encoded"] += len(chunk) - unchanged
             stats["rows"] += len(chunk)
         writer.close()
         # A previous attempt over a longer corpus may have left rows past the end.
         emb.truncate(stats["rows"] * row_bytes)
     if stats["rows_reused"]:
         log.say(f"reused {stats['rows_reused']:,} passages encoded by an earlier run")
+    if stats["rows_unchanged"]:
+        log.say(
+            f"kept the vectors of {stats['rows_unchanged']:,} passages unchanged since the "
+            f"last build; encoded {stats['rows_encoded']:,}"
+        )
     return stats
+
+
+def _vectors_of(
+    chunk: list[str],
+    earlier: EarlierVectors | None,
+    embedder: TextEmbedder,
+    batch_size: int,
+    bar: Any,
+) -> tuple[np.ndarray, int]:
+    """The chunk's vectors: the earlier index's where it encoded the same text, the model's
+    for the rest; and how many were taken from the earlier index."""
+    if earlier is None:
+        return _encode_chunk(embedder, chunk, batch_size, bar), 0
+    found = [earlier.vector(text) for text in chunk]
+    missing = [i for i, v in enumerate(found) if v is None]
+    bar.update(len(chunk) - len(missing))
+    encoded = (
+        _encode_chunk(embedder, [chunk[i] for i in missing], batch_size, bar) if missing else None
+    )
+    dim = (encoded if encoded is not None else next(v for v in found if v is not None)).shape[-1]
+    out = np.empty((len(chunk), dim), np.float32)
+    for i, v in enumerate(found):
+        if v is not None:
+            out[i] = v
+    if encoded is not None:
+        out[missing] = encoded
+    return out, len(chunk) - len(missing)
 
 
 def _chunks(texts: Iterator[str], size: int) -> Iterator[list[str]]:

@@ -25,6 +25,7 @@ from searchain.retrieval.bm25 import (
     _publish,
 )
 from searchain.retrieval.corpus import corpus_fingerprint, detect_format, read_corpus
+from searchain.retrieval.dense.earlier import EarlierVectors
 from searchain.retrieval.dense.encoding import (
     dist_version,
     encode_corpus,
@@ -89,6 +90,7 @@ class DenseIndex:
         ef_construction: int = 200,
         ef_search: int = 128,
         reader: dict[str, Any] | None = None,
+        keep_unchanged: bool = True,
     ) -> DenseIndex:
         """Encode ``passages`` into ``out_dir`` (resuming an interrupted build) and return it.
 
@@ -97,7 +99,9 @@ class DenseIndex:
         (exact; fine up to about a million passages), ``ivf`` (``nlist`` lists, ``nprobe``
         searched), ``hnsw`` (``hnsw_m`` links, ``ef_search``) or a faiss ``index_factory``
         string. ``corpus_path`` is fingerprinted for stale detection; ``reader`` records how
-        the passages were read from it.
+        the passages were read from it. ``keep_unchanged``: where ``out_dir`` already holds an
+        index encoded the same way, a passage whose text it encoded keeps that vector (a
+        rebuild after some files changed encodes only their passages).
         """
         if batch_size < 1 or checkpoint_rows < 1:
             raise ValueError("batch_size and checkpoint_rows must be positive")
@@ -112,8 +116,12 @@ class DenseIndex:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         with WorkDir(work, model, index_title, checkpoint_rows, log) as wd:
             t0 = time.perf_counter()
+            earlier = EarlierVectors.at(out_dir, wd.identity) if keep_unchanged else None
             with embedder.threads(encode_threads):
-                stats = encode_corpus(passages, wd, embedder, batch_size, show_progress, log)
+                stats = encode_corpus(
+                    passages, wd, embedder, batch_size, show_progress, log, earlier
+                )
+            del earlier  # its vectors are mapped from the index about to be replaced
             stats["encode_seconds"] = round(time.perf_counter() - t0, 3)
             if stats["rows"] == 0:
                 wd.discard()
@@ -124,26 +132,15 @@ class DenseIndex:
             index_meta = write_faiss_index(
                 work, embeddings, index_type, nlist, nprobe, hnsw_m, ef_construction, ef_search
             )
-            metadata = {
-                "format_version": DENSE_FORMAT_VERSION,
-                "kind": "dense",
-                "n_passages": stats["rows"],
-                "dim": model["dim"],
-                "model": model,
-                "index": index_meta,
-                "index_title": index_title,
-                "corpus": fingerprint,
-                "reader": reader,
-                "faiss_version": load_faiss().__version__,
-                "llama_cpp_version": dist_version("llama-cpp-python"),
-                "created": _now(),
-            }
+            metadata = _metadata(stats["rows"], model, index_meta, index_title, fingerprint)
+            metadata["reader"] = reader
             (work / METADATA_FILE).write_text(json.dumps(metadata, indent=2) + "\n")
             del embeddings
             wd.publish(out_dir)
         log.say(
             f"index written to {out_dir} ({stats['rows_encoded']:,} passages encoded, "
-            f"{stats['rows_reused']:,} reused from an interrupted build)"
+            f"{stats['rows_reused']:,} reused from an interrupted build, "
+            f"{stats['rows_unchanged']:,} unchanged since the last build)"
         )
         index = cls.load(out_dir, model_path=embedder.path)
         index._embedder = embedder
@@ -310,3 +307,27 @@ def _link_or_copy(src: Path, dst: Path) -> None:
         os.link(src, dst)
     except OSError:  # another file system, or one without hard links
         shutil.copyfile(src, dst)
+
+
+def _metadata(
+    rows: int,
+    model: dict[str, Any],
+    index_meta: dict[str, Any],
+    index_title: bool,
+    corpus: Any,
+) -> dict[str, Any]:
+    """What a built index records of itself (``reader`` is added by the caller)."""
+    return {
+        "format_version": DENSE_FORMAT_VERSION,
+        "kind": "dense",
+        "n_passages": rows,
+        "dim": model["dim"],
+        "model": model,
+        "index": index_meta,
+        "index_title": index_title,
+        "corpus": corpus,
+        "reader": None,
+        "faiss_version": load_faiss().__version__,
+        "llama_cpp_version": dist_version("llama-cpp-python"),
+        "created": _now(),
+    }

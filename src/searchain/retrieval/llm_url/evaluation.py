@@ -8,11 +8,12 @@
   retrieved passages back to their documents the same way);
 * ``valid_url_share`` — fetched articles / m; ``urls_named`` — distinct usable URLs written.
 
-Only traces with one ranked list (retrieve-read / direct-retrieval) get recall metrics, and a
-metric at k only when the method asked for at least k passages (``trace.meta["k"]``): a list
-of 5 is not scored "@10" (it would be @5 under another name). A method that asked for k and
-got fewer back (LLM-URL naming pages that do not exist) is scored at k: the shortfall is its
-own. Traces recorded before the request was kept get @1 and @10 as they always did.
+Only traces with one ranked list (retrieve-read's: ``scoring.trace_kind.ranked_list``) get
+recall metrics, and a metric at k only when the method asked for at least k passages
+(``trace.meta["k"]``): a list of 5 is not scored "@10" (it would be @5 under another name). A
+method that asked for k and got fewer back (LLM-URL naming pages that do not exist) is scored
+at k: the shortfall is its own. Traces recorded before the request was kept get @1 and @10
+as they always did.
 
 The two kinds of document are not the same size: LLM-URL's are whole fetched pages, an index
 retriever's are the passages it returned, grouped by title. So document recall favours LLM-URL
@@ -26,9 +27,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from searchain.scoring import has_answer, recall_at_k
+from searchain.scoring.trace_kind import ranked_list
 from searchain.types import Passage, Trace
-
-RANKED_METHODS = ("retrieve-read", "direct-retrieval")
 
 
 def _documents(trace: Trace, ranked: list[Passage]) -> list[str] | None:
@@ -59,9 +59,9 @@ def retrieval_metrics(
             sum(u.get("url") is not None for u in r["urls"]) for r in reports
         ) / len(reports)
     answers = [a for a in answers if a]
-    if trace.method not in RANKED_METHODS or not trace.nodes or not answers:
+    ranked = ranked_list(trace)
+    if ranked is None or not answers:
         return out
-    ranked = trace.nodes[0].passages
     asked = trace.meta.get("k")
     ks = [k for k in ks if (k <= asked if isinstance(asked, int) else k in OLD_KS)]
     for k in ks:
