@@ -22,7 +22,7 @@ from typing import Any
 
 from bench.kit import ROOT
 from searchain.eval.methods import config_values
-from searchain.methods.builtin import SEARCHAIN_PAPER
+from searchain.methods.searchain import SEARCHAIN_PAPER
 from searchain.methods.searchain.config import SearChainConfig
 
 DATA = ROOT / "src" / "searchain" / "data"

@@ -5,8 +5,7 @@ run by the route's tests and by the viewer's."""
 from __future__ import annotations
 
 from searchain.llm.base import LLM
-from searchain.methods.builtin import SEARCHAIN_PAPER
-from searchain.methods.searchain import SearChain, SearChainConfig
+from searchain.methods.searchain import SEARCHAIN_PAPER, SearChain, SearChainConfig
 from searchain.readers.llm_reader import LLMReader
 from searchain.retrieval import BM25Index
 from searchain.types import Trace

@@ -1,6 +1,7 @@
-"""A method is one registered record: register a toy one with one setting and it is on every
+"""A method is one component class: register a toy one with one setting and it is on every
 surface — a CLI flag and -O, the HTTP allow-list of /v1/ask, the chat completions' models, the
-MCP ask tool, an evaluation's manifest, the Python API — with no other change (issues 38, 48)."""
+MCP ask tool, an evaluation's manifest, the Python API — with no other change (issues 38, 48,
+63; ``test_method_component.py`` installs one as a plugin)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from typer.testing import CliRunner
 
 import searchain
 from searchain.cli import build_app  # imported before the toy is registered
-from searchain.methods.catalog import MethodRecord, register, unregister
+from searchain.methods.catalog import MethodComponent, register, unregister
 from searchain.methods.settings import check_settings, setting
 from searchain.types import Node, Trace
 from serverkit import mcp_ask
@@ -48,32 +49,44 @@ class Toy:
         return trace
 
 
-def _build(llm: Any, retriever: Any, options: dict[str, Any]) -> Toy:
-    return Toy(llm, ToyConfig(**options))
+class ToyComponent(MethodComponent):
+    name = "toy"
+    summary = "a toy that says its level"
+    config = ToyConfig
+    # "toy-loud" is a preset: a name that fixes a setting (as "searchain-paper" fixes the
+    # paper's).
+    variants: ClassVar[dict[str, dict[str, Any]]] = {"toy-loud": {"level": 5}}
+
+    @classmethod
+    def build(cls, llm: Any, retriever: Any, options: dict[str, Any]) -> Toy:
+        return Toy(llm, ToyConfig(**options))
 
 
-# "toy-loud" is a preset: a name that fixes a setting (as "searchain-paper" fixes the paper's).
-TOY = MethodRecord(
-    "toy", "a toy that says its level", ToyConfig, _build, variants={"toy-loud": {"level": 5}}
-)
+Component = type[MethodComponent]
 
 
 @pytest.fixture
-def toy() -> Iterator[MethodRecord]:
-    register(TOY)
+def toy() -> Iterator[Component]:
+    register(ToyComponent)
     try:
-        yield TOY
+        yield ToyComponent
     finally:
         unregister("toy")
 
 
-def test_a_name_taken_twice_is_refused(toy: MethodRecord) -> None:
+def test_a_name_taken_twice_is_refused(toy: Component) -> None:
+    class Impostor(ToyComponent):
+        name = "toy2"
+        aliases = ("searchain",)
+
     with pytest.raises(ValueError, match="already registered: searchain"):
-        register(MethodRecord("toy2", "x", ToyConfig, _build, aliases=("searchain",)))
+        register(Impostor)
+    with pytest.raises(TypeError, match="not a MethodComponent subclass that sets a name"):
+        register(MethodComponent)
 
 
-def test_the_cli_offers_its_setting_as_a_flag_and_with_O(toy: MethodRecord) -> None:
-    app = build_app()  # the command line as the records declare it now
+def test_the_cli_offers_its_setting_as_a_flag_and_with_O(toy: Component) -> None:
+    app = build_app()  # the command line as the components declare it now
     runner = CliRunner()
     helped = runner.invoke(app, ["ask", "--help"], env={"COLUMNS": "200"})
     assert "--toy-level" in helped.output and "toy (a toy that says its level)" in helped.output
@@ -99,7 +112,7 @@ def _post(url: str, body: dict[str, Any]) -> tuple[int, Any]:
         return e.code, json.loads(e.read())
 
 
-def test_the_http_service_allows_its_setting_per_request(toy: MethodRecord) -> None:
+def test_the_http_service_allows_its_setting_per_request(toy: Component) -> None:
     from searchain.llm import make_llm
     from searchain.net.serving import running
     from searchain.retrieval.demo import default_index
@@ -135,9 +148,7 @@ def test_the_http_service_allows_its_setting_per_request(toy: MethodRecord) -> N
         assert (answered.structured_content or {})["answer"].startswith("level 5")
 
 
-def test_an_evaluation_records_its_setting_in_the_manifest(
-    toy: MethodRecord, tmp_path: Path
-) -> None:
+def test_an_evaluation_records_its_setting_in_the_manifest(toy: Component, tmp_path: Path) -> None:
     data = tmp_path / "two.jsonl"
     rows = [
         {"id": "a", "question": "Why?", "answers": ["level 3"]},
@@ -154,14 +165,14 @@ def test_an_evaluation_records_its_setting_in_the_manifest(
     assert "Toy" in searchain.report(out) or "toy" in searchain.report(out)
 
 
-def test_the_python_api_takes_its_setting_as_a_keyword(toy: MethodRecord) -> None:
+def test_the_python_api_takes_its_setting_as_a_keyword(toy: Component) -> None:
     assert searchain.ask("Why?", method="toy", level=4).answer == "level 4"
     with pytest.raises(ValueError, match="toy has no setting loudness"):
         searchain.ask("Why?", method="toy", loudness=1)
     assert [s.name for s in searchain.settings("toy")] == ["level"]
 
 
-def test_a_preset_keeps_its_name_beside_its_method(toy: MethodRecord, tmp_path: Path) -> None:
+def test_a_preset_keeps_its_name_beside_its_method(toy: Component, tmp_path: Path) -> None:
     """A run of the method and its preset records both, each trace by the name it was asked
     by; the Python API and the CLI answer by the preset's name and refuse to drop a setting
     it fixes."""

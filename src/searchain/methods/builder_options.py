@@ -1,7 +1,7 @@
 """The settings a builder consumes rather than a config holds: what they name is opened when
 the method is built (a reader checkpoint, a tools file, a reference model), so those are
-``remote=False`` and no HTTP client sets them. The records of ``builtin.py`` list them beside
-their config's fields; to every surface they are settings like any other."""
+``remote=False`` and no HTTP client sets them. Each method's component lists those it takes
+beside its config's fields; to every surface they are settings like any other."""
 
 from __future__ import annotations
 

@@ -22,13 +22,14 @@ from searchain import prompts
 from searchain.answers import short_answer
 from searchain.events import emit
 from searchain.llm import LLM
-from searchain.methods.base import call_template, is_chat
+from searchain.methods.base import Method, call_template, is_chat
 from searchain.methods.baseline_util import (
     TASK_KINDS,
     clean,
     final_answer,
     task_question,
 )
+from searchain.methods.component import TakesTaskKind
 from searchain.methods.settings import check_settings, config_from_options, setting
 from searchain.text import normalize_answer
 from searchain.types import Node, Trace, Usage
@@ -141,6 +142,28 @@ def chain_of_thought(llm: LLM, config: CoTConfig | None = None, **options: Any) 
 
 
 @dataclass
+class DirectPromptingComponent(TakesTaskKind):
+    name = "direct-prompting"
+    summary = "the question alone, one answer"
+    config = DirectConfig
+    rank = 50
+
+    @classmethod
+    def build(cls, llm: LLM, retriever: Any, options: dict[str, Any]) -> Method:
+        return direct_prompting(llm, **options)
+
+
+class CoTComponent(TakesTaskKind):
+    name = "cot"
+    summary = "chain-of-thought, then the answer"
+    config = CoTConfig
+    rank = 60
+
+    @classmethod
+    def build(cls, llm: LLM, retriever: Any, options: dict[str, Any]) -> Method:
+        return chain_of_thought(llm, **options)
+
+
 class Vote:
     """CoT-SC's result: the majority answer and what each sample said."""
 

@@ -13,8 +13,9 @@ from typing import Any
 from searchain import citations
 from searchain.answers import short_answer
 from searchain.llm import LLM
-from searchain.methods.base import call_template, is_chat
+from searchain.methods.base import Method, call_template, is_chat
 from searchain.methods.baseline_util import TASK_KINDS, task_question
+from searchain.methods.component import TakesTaskKind
 from searchain.methods.settings import check_settings, config_from_options, setting
 from searchain.retrieval.base import Retriever
 from searchain.scoring import maxprob
@@ -105,3 +106,17 @@ class RetrieveRead:
             maxprob.record(trace, result, self.name)
         trace.wall_seconds = time.perf_counter() - t0
         return trace
+
+
+class RetrieveReadComponent(TakesTaskKind):
+    name = "retrieve-read"
+    summary = "top-k passages, one answer"
+    config = RetrieveReadConfig
+    group = "Retrieve-read"
+    aliases = ("direct-retrieval",)  # the papers' name for it
+    rank = 20
+
+    @classmethod
+    def build(cls, llm: LLM, retriever: Retriever | None, options: dict[str, Any]) -> Method:
+        options = {key: v for key, v in options.items() if not (key == "k" and v is None)}
+        return RetrieveRead(llm, retriever, **options)  # type: ignore[arg-type]

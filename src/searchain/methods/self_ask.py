@@ -44,7 +44,7 @@ from searchain.answers import short_answer
 from searchain.citations import numbered_documents
 from searchain.events import emit
 from searchain.llm import LLM
-from searchain.methods.base import call_template, is_chat
+from searchain.methods.base import Method, call_template, is_chat
 from searchain.methods.baseline_util import (
     TASK_KINDS,
     References,
@@ -52,6 +52,7 @@ from searchain.methods.baseline_util import (
     final_answer,
     task_question,
 )
+from searchain.methods.component import TakesTaskKind, needs_retriever, without_unset_k
 from searchain.methods.settings import check_settings, config_from_options, setting
 from searchain.retrieval.base import Retriever
 from searchain.types import Node, Trace
@@ -372,3 +373,26 @@ def _through_last_follow_up(gen: str) -> str:
     lines = gen.rstrip().split("\n")
     last = max(i for i, line in enumerate(lines) if follow_ups(line))
     return "\n".join(lines[: last + 1])
+
+
+class SelfAskComponent(TakesTaskKind):
+    name = "self-ask"
+    summary = "follow-up questions answered by retrieve-then-read"
+    config = SelfAskConfig
+    rank = 70
+
+    @classmethod
+    def build(cls, llm: LLM, retriever: Retriever | None, options: dict[str, Any]) -> Method:
+        return SelfAsk(llm, needs_retriever(cls.name, retriever), **without_unset_k(options))
+
+
+class SelfAskNoSearchComponent(TakesTaskKind):
+    name = "self-ask-no-search"
+    summary = "follow-up questions the model answers itself"
+    config = SelfAskConfig
+    without = ("k",)
+    rank = 80
+
+    @classmethod
+    def build(cls, llm: LLM, retriever: Retriever | None, options: dict[str, Any]) -> Method:
+        return SelfAsk(llm, None, **options)

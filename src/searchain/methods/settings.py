@@ -7,7 +7,7 @@ of the HTTP service may set it per request. From that one declaration come:
 * the named options of ``searchain ask`` and ``searchain serve`` (``cli/method_flags.py``),
 * ``-O KEY=VALUE`` and the Python API's keyword options (checked by name, type and range when
   the method is built: :func:`config_from_options`),
-* the HTTP API's per-request allow-list (``server/models.py``'s ``AskOptions``),
+* the HTTP API's per-request allow-list (``server/request_options.py``'s ``AskOptions``),
 * ``searchain settings`` and ``GET /v1/methods``, which list them.
 
 Settings that name files, models or endpoints (a reader checkpoint, a tools file, a template)

@@ -19,9 +19,8 @@ from recordings import RECORD, recorded_llm
 from searchain.events import listening
 from searchain.llm import CachedLLM
 from searchain.llm.local import LocalLLM
-from searchain.methods.builtin import SEARCHAIN_PAPER
 from searchain.methods.catalog import build_method, make_embedder
-from searchain.methods.searchain import SearChain, SearChainConfig, skc
+from searchain.methods.searchain import SEARCHAIN_PAPER, SearChain, SearChainConfig, skc
 from searchain.methods.searchain.node_labels import LABEL_RULE, label
 from searchain.readers.base import ReaderOutput
 from searchain.readers.llm_reader import LLMReader

@@ -13,9 +13,8 @@ import pytest
 from recordings import Observed, Replayed, recorded_llm
 from searchain.answers import clean_span
 from searchain.llm.base import LLM, GenerationParams, Message
-from searchain.methods.builtin import SEARCHAIN_PAPER
 from searchain.methods.catalog import make_embedder
-from searchain.methods.searchain import SearChain, SearChainConfig
+from searchain.methods.searchain import SEARCHAIN_PAPER, SearChain, SearChainConfig
 from searchain.methods.searchain.evidence_answer import (
     CONFIRMED,
     Evidence,

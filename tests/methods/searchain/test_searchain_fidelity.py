@@ -15,9 +15,14 @@ import pytest
 
 from recordings import Observed, recorded_llm
 from searchain import prompts
-from searchain.methods.builtin import SEARCHAIN_PAPER
 from searchain.methods.catalog import make_embedder
-from searchain.methods.searchain import NO_IR_TASKS, TASKS, SearChain, SearChainConfig
+from searchain.methods.searchain import (
+    NO_IR_TASKS,
+    SEARCHAIN_PAPER,
+    TASKS,
+    SearChain,
+    SearChainConfig,
+)
 from searchain.methods.searchain.coq_parser import parse_chain
 from searchain.methods.searchain.method import _Run
 from searchain.readers.llm_reader import LLMReader

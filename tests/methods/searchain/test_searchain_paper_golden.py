@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from searchain.methods.builtin import SEARCHAIN_PAPER
+from searchain.methods.searchain import SEARCHAIN_PAPER
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # recordings.py, as a script
 

@@ -11,8 +11,7 @@ import pytest
 
 from recordings import Observed, Replayed, recorded_llm
 from route_kit import CHAT_MODEL, run
-from searchain.methods.builtin import SEARCHAIN_PAPER
-from searchain.methods.searchain import SearChainConfig
+from searchain.methods.searchain import SEARCHAIN_PAPER, SearChainConfig
 from searchain.methods.searchain.route import (
     TRIGGERS,
     decide,
