@@ -148,3 +148,58 @@ def test_the_name_compare_check_finds_each_kind() -> None:
         'f = m.startswith("searchain-")\n'
     )
     assert [n for n, _ in _name_compares(ast.parse(code), names)] == [2, 3, 4, 5, 7]
+
+
+# Issue 63: outside methods/, code reads a trace's meta through the typed views of
+# trace_extras.py (each says once what an older trace without a key means), not by its string
+# keys. Writers (``meta[key] = ...``, ``setdefault``) are not reads. What is left, per file (held
+# exactly: a new read fails, and one made through a view lowers its count here):
+META_READS_ALLOWED = {
+    "render.py": (6, "the trace's own renderer: a node's status, reader, check and LLM answer"),
+    "eval/setup.py": (1, "an Example's dataset fields (its gold paragraphs), not a trace"),
+    "eval/recipes.py": (1, "an Example's dataset fields (a celebrity's term), not a trace"),
+}
+VIEWS = SRC / "trace_extras.py"
+
+
+def _meta_reads(tree: ast.AST) -> list[int]:
+    """Lines that read ``<x>.meta`` by a key: ``.meta[k]`` (loaded), ``.meta.get(k)``,
+    ``k in <x>.meta``."""
+
+    def is_meta(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr == "meta"
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and is_meta(node.value):
+            found += [node.lineno] if isinstance(node.ctx, ast.Load) else []
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            found += [node.lineno] if node.func.attr == "get" and is_meta(node.func.value) else []
+        elif isinstance(node, ast.Compare):
+            tests = zip(node.ops, node.comparators, strict=True)
+            found += [
+                node.lineno for op, c in tests if isinstance(op, ast.In | ast.NotIn) and is_meta(c)
+            ]
+    return found
+
+
+def test_trace_meta_is_read_through_its_views_outside_methods() -> None:
+    counts: dict[str, int] = {}
+    for path, text in _sources().items():
+        if path.is_relative_to(METHODS) or path == VIEWS:
+            continue
+        if lines := _meta_reads(ast.parse(text)):
+            counts[str(path.relative_to(SRC))] = len(lines)
+    assert counts == {where: most for where, (most, _) in META_READS_ALLOWED.items()}
+
+
+def test_the_meta_read_check_finds_each_kind() -> None:
+    code = (
+        'a = t.meta["path"]\n'
+        'b = t.meta.get("route")\n'
+        'c = "template" in t.meta\n'
+        't.meta["maxprob"] = {}\n'
+        't.meta.setdefault("corpus", "x")\n'
+        'd = meta.get("value")\n'
+    )
+    assert _meta_reads(ast.parse(code)) == [1, 2, 3]

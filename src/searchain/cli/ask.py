@@ -23,6 +23,7 @@ from searchain.cli.model_options import (
 from searchain.cli.option_groups import spec_of
 from searchain.methods.catalog import given_to
 from searchain.methods.searchain.route import route_words
+from searchain.trace_extras import ChainExtras, RetrievalReports, RunStamps
 from searchain.types import Passage, Trace, strict_dumps
 
 # A HotpotQA dev question (the demo corpus holds its paragraphs) that the default model
@@ -97,7 +98,7 @@ def show_answer(trace: Trace, *, json_out: bool, show_tree: bool) -> None:
 
         console.print(tree_drawer(trace.method)(trace))
     show_trace(trace)
-    for rep in trace.meta.get("retrieval", []):
+    for rep in RetrievalReports.of(trace).reports:
         console.print(f"[bold]URLs the model named[/] ({rep['valid_urls']}/{rep['m']} fetched)")
         for u in rep["urls"]:
             console.print(f"  [dim]{u['status']:>10}[/] {escape(u.get('url') or u['raw'])}")
@@ -152,7 +153,7 @@ def show_confidence(trace: Trace) -> None:
 def read_for(trace: Trace) -> dict[str, list[str]]:
     """Why SearChain's evidence step read each passage ("question rank 1", "corrects r1.1"),
     by passage id: what the user's words and the chain's nodes each brought (issue 50)."""
-    read = (trace.meta.get("evidence") or {}).get("passages") or []
+    read = ChainExtras.of(trace).evidence_read or []
     return {str(e["id"]): list(e.get("roles") or []) for e in read if isinstance(e, dict)}
 
 
@@ -201,5 +202,5 @@ def show_trace(trace: Trace) -> None:
     console.print(
         f"[dim]{u.llm_calls} LLM call(s), {u.cached_calls} cached, {u.prompt_tokens} prompt + "
         f"{u.completion_tokens} completion tokens, {trace.wall_seconds:.1f}s"
-        f"{', ' + form + ' form' if (form := trace.meta.get('prompt_form')) else ''}[/]"
+        f"{', ' + form + ' form' if (form := RunStamps.of(trace).prompt_form) else ''}[/]"
     )

@@ -10,11 +10,16 @@ from typing import Any, Literal
 
 from searchain.scoring import as_golds, cover_em
 from searchain.text import contains_answer
+from searchain.trace_extras import ChainExtras, ChainSettings, NodeExtras
 from searchain.types import Trace
 
 KNOWLEDGE_SOURCES = ("llm", "ir-corrected", "ir-completed")
 # "unconfirmed": IR read a passage for it but did not confirm it (below θ, inconclusive).
 _CHECKED = {"verified", "unconfirmed", "corrected", "completed"}
+
+
+def _checked(status: str | None) -> bool:
+    return (status if status is not None else "verified") in _CHECKED  # no status: counted
 
 
 def knowledge_source_split(
@@ -36,10 +41,10 @@ def knowledge_source_split(
             continue
         nodes = [n for n in trace.nodes if n.source != "question"]
         if scope == "path":
-            on_path = set(trace.meta.get("path", []))
+            on_path = set(ChainExtras.of(trace).path or [])
             nodes = [n for n in nodes if n.id in on_path]
         elif scope == "checked":
-            nodes = [n for n in nodes if n.meta.get("status", "verified") in _CHECKED]
+            nodes = [n for n in nodes if _checked(NodeExtras.of(n).status)]
         elif scope != "all":
             raise ValueError(f'scope must be "checked", "path" or "all", got {scope!r}')
         counts.update(n.source for n in nodes)
@@ -60,12 +65,12 @@ def node_checks(traces: Iterable[Trace | None]) -> dict[str, int]:
     for trace in traces:
         if trace is None:
             continue
-        theta = trace.meta.get("theta")
+        theta = ChainSettings.of(trace).theta
         for node in trace.nodes:
-            status = node.meta.get("status")
+            extras = NodeExtras.of(node)
+            status, confidence = extras.status, extras.reader_confidence
             if status in out:
                 out[status] += 1
-            confidence = (node.meta.get("reader") or {}).get("confidence")
             below = theta is not None and (confidence is None or confidence <= theta)
             if status == "verified" and below:
                 out["verified_unconfirmed"] += 1
@@ -176,7 +181,7 @@ def node_only_answers(answered: Iterable[tuple[Trace | None, bool]]) -> dict[str
     ``node_only``: of them, those. Tracing-step traces (no ``meta.evidence``) are not counted."""
     answers = node_only = 0
     for trace, right in answered:
-        read = (trace.meta.get("evidence") or {}).get("passages") if trace else None
+        read = ChainExtras.of(trace).evidence_read if trace else None
         if not read or not right:
             continue
         answers += 1

@@ -12,6 +12,7 @@ from typing import Any
 
 from searchain.eval.bootstrap import bootstrap_ci
 from searchain.eval.run_records import RunLike, RunRecords, load
+from searchain.trace_extras import ChainExtras
 
 
 @dataclass(slots=True)
@@ -252,7 +253,8 @@ def _searchain_nodes(name: str, by_id: dict[str, Any], right: dict[str, bool]) -
         "",
         f"**{name}: IR's checks** of SearChain's nodes: {said}.",
     ]
-    hops = [t.meta["hops"] for t in traces if t is not None and t.meta.get("hops") is not None]
+    found_hops = (ChainExtras.of(t).hops for t in traces if t is not None)
+    hops = [h for h in found_hops if h is not None]
     if hops:  # issue 50: a one-hop question may be answered as one; the report says how often
         one = sum(h <= 1 for h in hops)
         out.append(

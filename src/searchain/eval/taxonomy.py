@@ -42,6 +42,7 @@ from searchain.eval.datasets.base import FEVER_LABELS
 from searchain.eval.method_kinds import plans_chains
 from searchain.scoring.match import cover_em
 from searchain.text import normalize_answer
+from searchain.trace_extras import NodeExtras
 from searchain.types import Passage, Trace
 
 CATEGORIES = (
@@ -123,7 +124,7 @@ def classify(method: str, status: str, trace: Trace | None, gold: Gold, *, corre
     elif _holds(trace.final_content, answers) and not _holds(trace.answer, answers):
         return "short-answer extraction"
     for n in nodes:
-        llm_answer = n.meta.get("llm_answer")
+        llm_answer = NodeExtras.of(n).llm_answer
         if llm_answer and _holds(llm_answer, answers) and not _holds(n.answer, answers):
             return "verification turned right into wrong"
     if any(_holds(n.answer, answers) for n in nodes):
@@ -151,8 +152,9 @@ def verification_events(trace: Trace | None, gold: Gold) -> Counter[str]:
     if trace is None or is_verdict(gold.answers):
         return out
     for n in trace.nodes:
-        llm_answer = n.meta.get("llm_answer")
-        corrected = n.source == "ir-corrected" or n.meta.get("status") == "corrected"
+        extras = NodeExtras.of(n)
+        llm_answer = extras.llm_answer
+        corrected = n.source == "ir-corrected" or extras.status == "corrected"
         if not llm_answer or not corrected:  # a correction the label did not confirm counts too
             continue
         before, after = _holds(llm_answer, gold.answers), _holds(n.answer, gold.answers)

@@ -5,11 +5,10 @@ planned no chain, so these are absent there, not 0: no step failed to be confirm
 
 from __future__ import annotations
 
-from typing import Any
-
 from searchain.scoring.match import contains_answer
 from searchain.text import normalize_answer
-from searchain.types import Trace
+from searchain.trace_extras import ChainExtras, ChainSettings, NodeExtras
+from searchain.types import Node, Trace
 
 LOGPROB_FLOOR = -10.0  # a log-probability below it says no more: the floor of every one here
 # IR's own answers that passed the label's checks (node-label rule 3: one that fails is
@@ -24,23 +23,23 @@ def answer_in(answer: str, texts: list[str]) -> float:
     return float(any(contains_answer(t, answer) for t in texts))
 
 
-def _confirmed(node: Any, theta: float | None) -> bool:
+def _confirmed(node: Node, theta: float | None) -> bool:
     """IR confirmed the node: it corrected or completed it, or a reader above θ agreed.
     Read from the reader's confidence, so traces labelled before "unconfirmed" existed
     (every unchallenged node "verified") give the same signal."""
-    status = node.meta.get("status")
+    extras = NodeExtras.of(node)
+    status, confidence = extras.status, extras.reader_confidence
     if status in CONFIRMED:
         return True
-    confidence = (node.meta.get("reader") or {}).get("confidence")
     if status != "verified" or confidence is None:
         return False
     return theta is None or confidence > theta
 
 
-def _changed(node: Any) -> bool:
+def _changed(node: Node) -> bool:
     """IR changed the node's answer (corrected or completed it), whether or not the label
     confirmed the reader's answer (node-label rule 3 labels one that fails "unconfirmed")."""
-    return node.source in IR_SOURCES or node.meta.get("status") in CONFIRMED
+    return node.source in IR_SOURCES or NodeExtras.of(node).status in CONFIRMED
 
 
 # What only a chain says: its reasoning steps and whether the answer came from a checked one.
@@ -49,14 +48,14 @@ CHAIN_ONLY = ("path_confirmed_share", "path_unconfirmed_share", "answer_from_con
 
 def searchain_signals(trace: Trace) -> dict[str, float]:
     """What SearChain's Tree-of-Reasoning says about its answer."""
-    theta = trace.meta.get("theta")
-    on_path = set(trace.meta.get("path", []))
+    theta = ChainSettings.of(trace).theta
+    on_path = set(ChainExtras.of(trace).path or [])
     path = [n for n in trace.nodes if n.id in on_path]
     confirmed = [n for n in path if _confirmed(n, theta)]
     readers = [
         max(LOGPROB_FLOOR, float(c))
         for n in path
-        if (c := (n.meta.get("reader") or {}).get("confidence")) is not None and c > -99
+        if (c := NodeExtras.of(n).reader_confidence) is not None and c > -99
     ]
     checked_answers = [n.answer or "" for n in confirmed]
     found = {
@@ -81,5 +80,4 @@ def searchain_signals(trace: Trace) -> dict[str, float]:
 
 def read_route(trace: Trace) -> bool:
     """Whether SearChain answered in one read (route.py's read route: no chain planned)."""
-    route = trace.meta.get("route")
-    return isinstance(route, dict) and route.get("taken") == "read"
+    return ChainExtras.of(trace).read_route

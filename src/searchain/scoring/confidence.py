@@ -43,9 +43,10 @@ from searchain.scoring.configuration import configuration
 from searchain.scoring.evidence_signals import evidence_signals
 from searchain.scoring.reasons import calibrated_reasons
 from searchain.text import normalize_answer
+from searchain.trace_extras import CHECKS_KEY as CHECKS_KEY  # confidence_checks.py writes it
+from searchain.trace_extras import ChainExtras, CheckExtras
 from searchain.types import Confidence, Trace, Usage
 
-CHECKS_KEY = "confidence_checks"  # trace.meta: {check: {signal: value}} (confidence_checks.py)
 # Where each costly signal turns from evidence against the answer to evidence for it: a
 # probability or a share at one half, a mean token log-probability at a mean token
 # probability of one half (below it the model finds its own answer unlikely).
@@ -80,10 +81,10 @@ def signals(trace: Trace) -> dict[str, float]:
         "citations": float(min(len(cited_ids), 5)),
         "answer_is_yes_no": float(normalize_answer(trace.answer) in ("yes", "no")),
     }
-    if trace.meta.get("path") is not None:  # a chain's path through its Tree-of-Reasoning
+    if ChainExtras.of(trace).path is not None:  # a chain's path through its Tree-of-Reasoning
         out.update(searchain_signals(trace))
         out.update(evidence_signals(trace))  # the evidence step's (evidence_signals.py)
-    for found in (trace.meta.get(CHECKS_KEY) or {}).values():  # the costly checks, if run
+    for found in CheckExtras.of(trace).checks.values():  # the costly checks, if run
         out.update(found)
     out.update(maxprob.signal(trace.meta))  # with the method setting maxprob (maxprob.py)
     return out
@@ -92,8 +93,9 @@ def signals(trace: Trace) -> dict[str, float]:
 def checks_of(trace: Trace) -> tuple[str, ...]:
     """The costly checks that were run on this trace (``confidence_checks.py``), and
     ``maxprob`` where the method recorded MaxProb (its calibrator is ``searchain+maxprob``)."""
-    asked = set(trace.meta.get(CHECKS_KEY) or {})
-    if maxprob.KEY in trace.meta:
+    extras = CheckExtras.of(trace)
+    asked = set(extras.checks)
+    if extras.maxprob_asked:
         asked.add(maxprob.KEY)
     return tuple(sorted(asked))
 

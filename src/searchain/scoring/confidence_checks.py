@@ -43,6 +43,7 @@ from searchain.scoring.attribution import format_document
 from searchain.scoring.chain_signals import LOGPROB_FLOOR
 from searchain.scoring.confidence import CHECKS_KEY, answer_logprob
 from searchain.text import normalize_answer
+from searchain.trace_extras import CheckExtras
 from searchain.types import Passage, Trace, Usage
 
 MAX_PREMISE_PASSAGES = 5
@@ -140,7 +141,7 @@ def check_names(names: Sequence[str] | str | None) -> tuple[str, ...]:
 def run_checks(trace: Trace, names: Sequence[str], llm: Any) -> dict[str, float]:
     """Run the named checks on an answered trace; their signals go into the trace's meta.
     Returns their cost (LLM calls, seconds)."""
-    found: dict[str, dict[str, float]] = dict(trace.meta.get(CHECKS_KEY) or {})
+    found = dict(CheckExtras.of(trace).checks)  # the checks run before, kept
     calls, t0 = 0, time.perf_counter()
     for name in names:
         found[name], usage = CHECKS[name](trace, llm)

@@ -15,14 +15,12 @@ from __future__ import annotations
 from typing import Any
 
 from searchain.scoring.trace_kind import chain_of_query
+from searchain.trace_extras import CORPUS_KEY as CORPUS_KEY  # the stamps' keys, as before
+from searchain.trace_extras import LABEL_RULE_KEY as LABEL_RULE_KEY
+from searchain.trace_extras import MODEL_FILE_KEY as MODEL_FILE_KEY
+from searchain.trace_extras import ChainExtras, ChainSettings, RunStamps
 from searchain.types import Trace
 
-# trace.meta: the corpus an answer searched (``methods/assembly.corpus_key``), the model file
-# that answered (``llm.base.model_file``) and the version of SearChain's node-label rule
-# (absent: version 1, the rule before it was versioned).
-CORPUS_KEY = "corpus"
-MODEL_FILE_KEY = "model_file"
-LABEL_RULE_KEY = "label_rule"
 QUESTION_LAST = "@question-last"  # prompts.QUESTION_LAST: the CoQ template's suffix
 FIELDS = (
     "method",
@@ -84,9 +82,9 @@ def _of_a_chain(config: dict[str, Any]) -> bool:
 
 def question_position(trace: Trace) -> str | None:
     """SearChain's question position, read from the CoQ template it sent (None elsewhere)."""
-    if not _searchain(trace) or "template" not in trace.meta:
+    template = ChainExtras.of(trace).template
+    if not _searchain(trace) or template is None:
         return None
-    template = str(trace.meta.get("template") or "")
     return "last" if template.endswith(QUESTION_LAST) else "instruction"
 
 
@@ -97,29 +95,33 @@ def final_step(trace: Trace) -> str | None:
     only route before the setting); None elsewhere."""
     if not _searchain(trace):
         return None
-    step = str(trace.meta.get("final_step", "tracing"))
-    written = f"{step}:{trace.meta['evidence_sources']}" if step == "evidence" else step
-    route = trace.meta.get("route")
-    return f"{route['rule']} → {written}" if isinstance(route, dict) else written
+    settings, route = ChainSettings.of(trace), ChainExtras.of(trace).route
+    step = settings.final_step
+    if step == "evidence" and settings.evidence_sources is None:
+        # An evidence trace made before its sources were recorded names no configuration.
+        raise KeyError("evidence_sources")
+    written = f"{step}:{settings.evidence_sources}" if step == "evidence" else step
+    return f"{route['rule']} → {written}" if route is not None else written
 
 
 def label_rule(trace: Trace) -> int | None:
     """SearChain's node-label rule version (1 when the trace does not say; None elsewhere)."""
-    return int(trace.meta.get(LABEL_RULE_KEY, 1)) if _searchain(trace) else None
+    return ChainSettings.of(trace).label_rule if _searchain(trace) else None
 
 
 def configuration(trace: Trace, model: str) -> dict[str, Any]:
     """The configuration ``trace``'s answer was made with (``model``: its model's key)."""
+    stamps = RunStamps.of(trace)
     return {
         "method": trace.method,
         "model": model,
-        "prompt_form": trace.meta.get("prompt_form"),
+        "prompt_form": stamps.prompt_form,
         "question_position": question_position(trace),
         "final_step": final_step(trace),
         "label_rule": label_rule(trace),
-        "task": trace.meta.get("task"),
-        "corpus": trace.meta.get(CORPUS_KEY),
-        "model_file": trace.meta.get(MODEL_FILE_KEY),
+        "task": stamps.task,
+        "corpus": stamps.corpus,
+        "model_file": stamps.model_file,
         **searchain_settings(trace),
     }
 
@@ -129,12 +131,13 @@ def searchain_settings(trace: Trace) -> dict[str, Any]:
     answer (all None elsewhere: other methods do not have them)."""
     if not _searchain(trace):
         return dict.fromkeys((*SEARCHAIN_SETTINGS, "evidence_k", "yesno_check"))
-    meta = trace.meta
-    evidence_k = meta.get("evidence_k") if meta.get("final_step") == "evidence" else None
+    settings = ChainSettings.of(trace)
     return {
-        **{name: meta.get(name) for name in SEARCHAIN_SETTINGS},
-        "evidence_k": evidence_k,
-        "yesno_check": meta.get("yesno_check", "span"),
+        "theta": settings.theta,
+        "k": settings.k,
+        "reader": settings.reader,
+        "evidence_k": settings.evidence_k if settings.final_step == "evidence" else None,
+        "yesno_check": settings.yesno_check,
     }
 
 

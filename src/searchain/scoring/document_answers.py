@@ -27,6 +27,7 @@ from searchain.answers import short_answer
 from searchain.scoring.item import trace_text
 from searchain.scoring.match import alias_match, cover_em
 from searchain.scoring.trace_kind import chain_of_query
+from searchain.trace_extras import ChainExtras, NodeExtras
 from searchain.types import Passage, Trace
 
 # A markup tag (<em>, </p>, <a href="…">), not an address in angle brackets (<me@example.org>).
@@ -139,8 +140,8 @@ def passage_view(p: Passage) -> dict[str, Any]:
 def first_read_record(q: dict[str, Any], trace: Trace) -> dict[str, Any]:
     """SearChain reading first (issue 62): the route taken, every trigger's signal, and the
     first read's answer scored like the final one (so a route rule is judged offline)."""
-    route = trace.meta.get("route")
-    if not isinstance(route, dict):
+    route = ChainExtras.of(trace).route
+    if route is None:
         return {}
     first = route.get("first_read") or {}
     text, short = first.get("final_content") or "", first.get("answer") or ""
@@ -152,20 +153,21 @@ def first_read_record(q: dict[str, Any], trace: Trace) -> dict[str, Any]:
 def trace_record(q: dict[str, Any], trace: Trace) -> dict[str, Any]:
     """The scored record of searchain's answer to ``q``: what it said, its scores, what it
     read and cited, and its costs."""
+    extras = ChainExtras.of(trace)
     seen: dict[str, Passage] = {}
     for p in [*trace.references, *(p for n in trace.nodes for p in n.passages)]:
         seen.setdefault(p.id, p)
     retrieved = [passage_view(p) for p in seen.values()]
-    read_ids = trace.meta.get("final_read")  # what the answering step read (issue 50)
+    read_ids = extras.final_read  # what the answering step read (issue 50)
     read = retrieved if read_ids is None else [passage_view(seen[i]) for i in read_ids if i in seen]
     cited = [passage_view(p) for p in trace.cited().values()]
     text = trace_text(trace)
     # The evidence step's passages that the user's own words retrieved (issue 50): a question
     # in hand only through the node queries' passages is one the chain itself answered.
-    read_by = (trace.meta.get("evidence") or {}).get("passages") or []
+    read_by = extras.evidence_read or []
     asked = {e["id"] for e in read_by if any(r.startswith("question") for r in e["roles"])}
     nodes = [n for n in trace.nodes if n.source != "question"]
-    said = " ".join(str(x) for n in nodes for x in (n.answer, n.meta.get("llm_answer")) if x)
+    said = " ".join(str(x) for n in nodes for x in (n.answer, NodeExtras.of(n).llm_answer) if x)
     return {
         "answer": text,
         "short_answer": trace.answer,
@@ -181,7 +183,7 @@ def trace_record(q: dict[str, Any], trace: Trace) -> dict[str, Any]:
         "nodes": len(nodes),
         "chain_of_query": chain_of_query(trace),  # its nodes are a plan's
         **first_read_record(q, trace),
-        "hops": trace.meta.get("hops"),  # answered nodes on the path; <= 1: one hop
+        "hops": extras.hops,  # answered nodes on the path; <= 1: one hop
         # a chain's reasoning nodes (retrieve-read's one node is its final answer)
         "node_had_answer": chain_of_query(trace)
         and bool(said)

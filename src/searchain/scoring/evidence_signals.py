@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from searchain.scoring.match import contains_answer
 from searchain.text import normalize_answer
+from searchain.trace_extras import ChainExtras
 from searchain.types import Trace
 
 SIGNALS = ("answer_in_question_passages", "answer_passages", "node_answer_dropped")
@@ -25,7 +26,8 @@ MOST_PASSAGES = 3
 
 def evidence_signals(trace: Trace) -> dict[str, float]:
     """The evidence step's signals ({} for a trace without ``meta.evidence``)."""
-    read = (trace.meta.get("evidence") or {}).get("passages")
+    extras = ChainExtras.of(trace)
+    read = extras.evidence_read
     if not read:
         return {}
     text = {p.id: p.text for p in trace.references}
@@ -39,5 +41,5 @@ def evidence_signals(trace: Trace) -> dict[str, float]:
     return {
         "answer_in_question_passages": float(by_question),
         "answer_passages": float(min(len(stating), MOST_PASSAGES)),
-        "node_answer_dropped": float(bool(trace.meta.get("dropped_node_answers"))),
+        "node_answer_dropped": float(extras.dropped_node_answers),
     }

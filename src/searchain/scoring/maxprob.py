@@ -34,9 +34,10 @@ from typing import Any
 
 from searchain.answers import after_last_marker
 from searchain.text import normalize_answer
+from searchain.trace_extras import MAXPROB_KEY
 from searchain.types import CompletionResult, Trace
 
-KEY = "maxprob"  # trace.meta
+KEY = MAXPROB_KEY  # trace.meta
 SIGNAL = "answer_maxprob"  # the signal a calibrator reads (scoring/confidence.signals)
 COMPUTED = "in-call: log-probabilities of the writing call's own output tokens (logprobs=True)"
 NO_ANSWER = "no answer"

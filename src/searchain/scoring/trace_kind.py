@@ -6,6 +6,7 @@ nothing its trace does not: the code that needs a kind of trace asks for the fac
 
 from __future__ import annotations
 
+from searchain.trace_extras import ChainExtras
 from searchain.types import Passage, Trace
 
 
@@ -14,7 +15,7 @@ def chain_of_query(trace: Trace) -> bool:
     settings and node labels it carries: such a trace records every round's chain
     (``meta["chains"]``, ``[]`` when it answered in one read), and no other method's does.
     Every SearChain trace committed under ``results/`` holds it."""
-    return isinstance(trace.meta.get("chains"), list)
+    return ChainExtras.of(trace).chain_of_query
 
 
 def ranked_list(trace: Trace) -> list[Passage] | None:

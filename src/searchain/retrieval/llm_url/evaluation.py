@@ -10,7 +10,7 @@
 
 Only traces with one ranked list (retrieve-read's: ``scoring.trace_kind.ranked_list``) get
 recall metrics, and a metric at k only when the method asked for at least k passages
-(``trace.meta["k"]``): a list of 5 is not scored "@10" (it would be @5 under another name). A
+(``RetrievalReports.k``): a list of 5 is not scored "@10" (it would be @5 under another name). A
 method that asked for k and got fewer back (LLM-URL naming pages that do not exist) is scored
 at k: the shortfall is its own. Traces recorded before the request was kept get @1 and @10
 as they always did.
@@ -28,11 +28,14 @@ from typing import Any
 
 from searchain.scoring import has_answer, recall_at_k
 from searchain.scoring.trace_kind import ranked_list
+from searchain.trace_extras import RetrievalReports
 from searchain.types import Passage, Trace
+
+LLM_URL = "llm-url"  # the retriever name its reports carry (retriever.py)
 
 
 def _documents(trace: Trace, ranked: list[Passage]) -> list[str] | None:
-    reports = [r for r in trace.meta.get("retrieval", []) if r.get("retriever") == "llm-url"]
+    reports = RetrievalReports.of(trace).of_retriever(LLM_URL)
     if reports:
         docs = reports[0].get("documents", [])
         if docs and "text" not in docs[0]:
@@ -52,7 +55,8 @@ def retrieval_metrics(
     trace: Trace, answers: Sequence[str], ks: Sequence[int] = KS
 ) -> dict[str, float]:
     out: dict[str, float] = {}
-    reports = [r for r in trace.meta.get("retrieval", []) if r.get("retriever") == "llm-url"]
+    retrieval = RetrievalReports.of(trace)
+    reports = retrieval.of_retriever(LLM_URL)
     if reports:
         out["valid_url_share"] = sum(r["valid_url_share"] for r in reports) / len(reports)
         out["urls_named"] = sum(
@@ -62,7 +66,7 @@ def retrieval_metrics(
     ranked = ranked_list(trace)
     if ranked is None or not answers:
         return out
-    asked = trace.meta.get("k")
+    asked = retrieval.k
     ks = [k for k in ks if (k <= asked if isinstance(asked, int) else k in OLD_KS)]
     for k in ks:
         out[f"passage_recall@{k}"] = recall_at_k(ranked, answers, k)
