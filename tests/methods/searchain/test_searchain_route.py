@@ -12,13 +12,8 @@ import pytest
 from recordings import Observed, Replayed, recorded_llm
 from route_kit import CHAT_MODEL, run
 from searchain.methods.searchain import SEARCHAIN_PAPER, SearChainConfig
-from searchain.methods.searchain.route import (
-    TRIGGERS,
-    decide,
-    parse_triggers,
-    route_words,
-    signals,
-)
+from searchain.methods.searchain.route import decide, route_words, signals
+from searchain.methods.searchain.route_rule import TRIGGERS, parse_triggers
 from searchain.retrieval import BM25Index
 from searchain.scoring.configuration import final_step
 from searchain.types import Citation, Passage, Trace
@@ -86,7 +81,7 @@ def test_without_a_first_read_to_make_searchain_chains_and_the_route_is_inert() 
 
 def test_the_paper_preset_always_chains_and_its_configuration_says_so() -> None:
     assert SEARCHAIN_PAPER["route"] == "chain"
-    meta = {"final_step": "evidence", "evidence_sources": "question"}
+    meta = {"chains": [], "final_step": "evidence", "evidence_sources": "question"}
     trace = Trace(question="q", method="searchain", meta=meta)
     assert final_step(trace) == "evidence:question"  # a trace without a route chained
     trace.meta["route"] = {"rule": "read-first:two-parts", "taken": "read", "words": "Route: x"}

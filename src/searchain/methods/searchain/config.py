@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from searchain.methods.baseline_util import LABEL_INSTRUCTIONS
+from searchain.methods.searchain.route_rule import ROUTES, parse_triggers
 from searchain.methods.searchain.yesno_check import YESNO_CHECKS
 from searchain.methods.settings import check_settings, setting
 
@@ -84,11 +85,10 @@ FINAL_STEPS = ("tracing", "evidence")
 # confirm, ranked after the confirmed ones, so the passage can overrule the unchecked guess
 # (on the tune items a guess "6 members" stood against no passage about that band).
 EVIDENCE_SOURCES = ("chain+question", "question", "path+question")
-# Whether a Chain-of-Query is planned for every question (route.py):
+# Whether a Chain-of-Query is planned for every question (route.py; ROUTES, route_rule.py):
 # * "chain" (the paper): always;
 # * "read-first" (issue 62): the evidence step first answers from the question's own top-k,
 #   and the chain is planned only when a trigger of ``chain_when`` fires.
-ROUTES = ("chain", "read-first")
 
 
 @dataclass
@@ -296,8 +296,6 @@ class SearChainConfig:
     def validate(self) -> None:
         check_settings(self)  # each setting's own type, choices and range
         if self.route == "read-first":
-            from searchain.methods.searchain.route import parse_triggers
-
             parse_triggers(self.chain_when)  # an unknown trigger is refused by name
         if self.echo_retry == self.tracing_context:  # greedy: the same call, the same copy
             raise ValueError(f"echo_retry={self.echo_retry!r} repeats the tracing call itself")

@@ -32,13 +32,12 @@ from typing import Any
 from searchain.events import emit
 from searchain.methods.searchain.config import SearChainConfig
 from searchain.methods.searchain.evidence_answer import evidence_answer, question_hits, states
+from searchain.methods.searchain.route_rule import parse_triggers
 from searchain.readers.base import Reader
 from searchain.retrieval.query_plan import question_parts
 from searchain.text import contains_answer, normalize_answer
 from searchain.types import Passage, Trace
 
-ROUTES = ("chain", "read-first")
-TRIGGERS = ("two-parts", "no-answer", "unstated", "uncited", "reader-disagrees", "always")
 # What each trigger says when it fires (the trace's and the faces' "why").
 WHY = {
     "two-parts": "the question asks two things",
@@ -56,18 +55,6 @@ _NO_ANSWER = re.compile(
     r"determined|answer)|can't|unable to|unknown|insufficient)\b",
     re.I,
 )
-
-
-def parse_triggers(text: str) -> tuple[str, ...]:
-    """``chain_when`` as triggers ("two-parts,unstated"); an unknown one is refused by name."""
-    names = tuple(t.strip() for t in text.split(",") if t.strip())
-    unknown = [t for t in names if t not in TRIGGERS]
-    if unknown or not names:
-        raise ValueError(
-            f"chain_when: unknown trigger {', '.join(unknown) or '(none given)'}; "
-            f"choose from {', '.join(TRIGGERS)}"
-        )
-    return names
 
 
 @dataclass
