@@ -258,7 +258,7 @@ def test_a_trace_and_a_run_made_under_rule_2_are_still_read_as_rule_2(tmp_path) 
     read from them are that rule's (the shipped calibrators were fit on rule 2's)."""
     corrected = Node("r1.1", "Who was Peter Schmeichel's father?", "Peter Schmeichel",
                      "ir-corrected", meta={"status": "corrected"})  # fmt: skip
-    trace = Trace(question="q", method="searchain", nodes=[corrected])
+    trace = Trace(question="q", method="searchain", nodes=[corrected], meta={"chains": []})
     trace.meta["label_rule"] = 2
     loaded = Trace.from_dict(json.loads(json.dumps(trace.to_dict())))
     assert label_rule(loaded) == 2 and loaded.nodes[0].meta["status"] == "corrected"
