@@ -21,7 +21,7 @@ from searchain.cli.common import (
     console,
     err,
     fail,
-    open_retriever,
+    open_retriever_or_fail,
 )
 from searchain.cli.index_options import (
     BatchSizeOpt,
@@ -42,6 +42,7 @@ from searchain.cli.index_options import (
     TitleColumnOpt,
 )
 from searchain.cli.index_postgres import index_postgres
+from searchain.methods.assembly import Spec
 from searchain.retrieval.documents.build import ReadOptions
 from searchain.retrieval.factory import DEFAULT_RETRIEVER
 from searchain.retrieval.postgres.target import is_postgres_url
@@ -295,8 +296,8 @@ def search(
     json_out: JsonOpt = False,
 ) -> None:
     """Search and show the top passages with their scores (BM25, cosine or fused)."""
-    idx = open_retriever(retriever, index, dense_index)
-    hits: list[Passage] = idx.search(query, k=k)  # type: ignore[attr-defined]
+    idx = open_retriever_or_fail(Spec(retriever=retriever, index=index, dense_index=dense_index))
+    hits: list[Passage] = idx.search(query, k=k)
     if json_out:
         print(json.dumps([p.to_dict() for p in hits], ensure_ascii=False, indent=2))
         return
