@@ -6,11 +6,11 @@ searchain ask "..." --index my-index --llm openai --model gpt-4o-mini --api chat
 searchain search "Corliss Archer" --index my-index -k 5 --json
 
 One module per command or command group (:mod:`.index`, :mod:`.ask`, :mod:`.evaluate`,
-:mod:`.serve`, :mod:`.mcp`, :mod:`.mirror`, :mod:`.settings`), the shared consoles, errors
-and option types in :mod:`.common`, the option groups the answering commands share in
-:mod:`.model_options` (spread into options by :mod:`.option_groups`), the options derived
-from the methods' settings in :mod:`.method_flags`; the commands are registered here, in the
-order ``--help`` lists them.
+:mod:`.serve`, :mod:`.mcp`, :mod:`.mirror`, :mod:`.settings`), the shared consoles, errors,
+option types and retriever opening in :mod:`.common`, the option groups the answering
+commands share in :mod:`.model_options` (spread into options by :mod:`.option_groups`), the
+options derived from the methods' settings in :mod:`.method_flags`; the commands are
+registered here, in the order ``--help`` lists them.
 """
 
 from __future__ import annotations

@@ -4,14 +4,18 @@ retriever (the demo indexes are built on first use, so that shows a spinner)."""
 from __future__ import annotations
 
 import contextlib
-from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from searchain.redaction import redact_text
+
+if TYPE_CHECKING:
+    from searchain.llm import LLM
+    from searchain.methods.assembly import Spec
+    from searchain.retrieval.base import Retriever
 
 console = Console()
 err = Console(stderr=True)
@@ -44,23 +48,6 @@ RetrieverOpt = Annotated[
         "llm-url:base=http://127.0.0.1:8765,m=5,shots=0",
     ),
 ]
-ReuseOpt = Annotated[
-    Path | None,
-    typer.Option(
-        help="Start this new run with another run's finished records of the methods whose "
-        "settings did not change (same data, items, model, retriever, index): after changing "
-        "one method's setting, only that method runs again.",
-        show_default=False,
-    ),
-]
-ToolsOpt = Annotated[
-    Path | None,
-    typer.Option(
-        help="REBEL tools file (YAML/TOML/JSON): built-in search and calculator, HTTP APIs. "
-        "Default: a search tool over the retriever.",
-        show_default=False,
-    ),
-]
 MethodOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -79,34 +66,6 @@ DenseIndexOpt = Annotated[
 ]
 
 
-NliOpt = Annotated[
-    str | None,
-    typer.Option(
-        help="NLI judge: [bold]llm[/] (the LLM answers Yes/No), the path of a local Hugging "
-        "Face NLI model (TRUE T5, DeBERTa/RoBERTa MNLI), or [bold]none[/]. Think&Cite's R_a; "
-        "in eval, also ALCE citation recall/precision and ELI5 claim recall (ALCE datasets: "
-        "llm unless given)."
-    ),
-]
-RewardModelOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--reward-model",
-        help="Think&Cite's R_g reward model π: an embedded model name, a GGUF file, "
-        "openai:MODEL@BASE_URL or policy (default: qwen2.5-coder-1.5b).",
-    ),
-]
-RewardReferenceOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--reward-reference",
-        "--reference",
-        help="Think&Cite's R_g reference model π_ref: the same kinds, or none (R_g off: R_a "
-        "only, said in the trace; default: qwen2.5-coder-0.5b).",
-    ),
-]
-
-
 def fail(message: str, code: int = 1) -> None:
     """Print the error and exit with ``code`` (raises :class:`typer.Exit`, never returns)."""
     # soft_wrap: the terminal wraps a long message, Rich does not break it into lines of
@@ -116,7 +75,7 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
-def opening_status(spec: Any) -> Any:
+def opening_status(spec: Spec) -> contextlib.AbstractContextManager[object]:
     """A spinner while a demo index is built on first use (it takes a while once)."""
     base = spec.retriever.split("+")[0]  # "hybrid+parts": the indexes of "hybrid"
     demo = base in ("bm25", "hybrid") and spec.index is None
@@ -126,23 +85,14 @@ def opening_status(spec: Any) -> Any:
     return contextlib.nullcontext()
 
 
-def open_retriever(
-    spec: str, index: str | Path | None, dense_index: str | Path | None, llm: object = None
-) -> object:
-    """The retriever ``--retriever spec`` names, or an error exit saying why it cannot open."""
-    from searchain.retrieval import factory
+def open_retriever_or_fail(spec: Spec, llm: LLM | None = None) -> Retriever:
+    """The retriever the spec names (LLM-URL asks ``llm`` for its URLs), or an error exit
+    saying why it cannot open."""
+    from searchain.methods.assembly import open_retriever
 
-    base = spec.split("+")[0]  # "hybrid+parts": the indexes of "hybrid"
-    needs_bm25 = base in ("bm25", "hybrid") and index is None
-    needs_dense = base in ("dense", "hybrid") and dense_index is None
-    demo = needs_bm25 or needs_dense
     try:
-        with (
-            err.status("Opening the index (demo indexes are built on first use)...")
-            if demo
-            else contextlib.nullcontext()
-        ):
-            return factory.open_retriever(spec, index=index, dense_index=dense_index, llm=llm)
+        with opening_status(spec):
+            return open_retriever(spec, llm)
     except (FileNotFoundError, ValueError, RuntimeError, ImportError, ConnectionError) as e:
         fail(str(e))
     raise AssertionError("unreachable")

@@ -42,6 +42,49 @@ QuestionDocsOpt = Annotated[
         show_default=False,
     ),
 ]
+ReuseOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="Start this new run with another run's finished records of the methods whose "
+        "settings did not change (same data, items, model, retriever, index): after changing "
+        "one method's setting, only that method runs again.",
+        show_default=False,
+    ),
+]
+ToolsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="REBEL tools file (YAML/TOML/JSON): built-in search and calculator, HTTP APIs. "
+        "Default: a search tool over the retriever.",
+        show_default=False,
+    ),
+]
+NliOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="NLI judge: [bold]llm[/] (the LLM answers Yes/No), the path of a local Hugging "
+        "Face NLI model (TRUE T5, DeBERTa/RoBERTa MNLI), or [bold]none[/]. Think&Cite's R_a; "
+        "in eval, also ALCE citation recall/precision and ELI5 claim recall (ALCE datasets: "
+        "llm unless given)."
+    ),
+]
+RewardModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--reward-model",
+        help="Think&Cite's R_g reward model π: an embedded model name, a GGUF file, "
+        "openai:MODEL@BASE_URL or policy (default: qwen2.5-coder-1.5b).",
+    ),
+]
+RewardReferenceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--reward-reference",
+        "--reference",
+        help="Think&Cite's R_g reference model π_ref: the same kinds, or none (R_g off: R_a "
+        "only, said in the trace; default: qwen2.5-coder-0.5b).",
+    ),
+]
 RetryFailedOpt = Annotated[
     bool,
     typer.Option(

@@ -12,17 +12,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from searchain.cli.common import (
-    MethodOpt,
-    NliOpt,
-    ReuseOpt,
-    RewardModelOpt,
-    RewardReferenceOpt,
-    ToolsOpt,
-    console,
-    err,
-    fail,
-)
+from searchain.cli.common import MethodOpt, console, err, fail
 from searchain.cli.eval_options import (
     ConcurrencyOpt,
     DatasetOpt,
@@ -31,11 +21,16 @@ from searchain.cli.eval_options import (
     MaxProbPlattOpt,
     MethodsOpt,
     NaivePlattOpt,
+    NliOpt,
     OutOpt,
     QuestionDocsOpt,
     RayAddressOpt,
     RetryFailedOpt,
+    ReuseOpt,
+    RewardModelOpt,
+    RewardReferenceOpt,
     SeedOpt,
+    ToolsOpt,
 )
 from searchain.cli.model_options import (
     ConfidenceChecks,

@@ -1,13 +1,16 @@
-"""``searchain index`` (build a BM25 or dense index of a corpus) and ``searchain search``."""
+"""``searchain index`` (a BM25 or dense index of folders, documents or a corpus file, with
+its progress bar and its report of what changed) and ``searchain search``."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from searchain.cli.common import (
@@ -16,10 +19,10 @@ from searchain.cli.common import (
     JsonOpt,
     RetrieverOpt,
     console,
+    err,
     fail,
-    open_retriever,
+    open_retriever_or_fail,
 )
-from searchain.cli.index_documents import _dense_documents, _index_documents, dense_index_class
 from searchain.cli.index_options import (
     BatchSizeOpt,
     ExcludeOpt,
@@ -39,10 +42,15 @@ from searchain.cli.index_options import (
     TitleColumnOpt,
 )
 from searchain.cli.index_postgres import index_postgres
+from searchain.methods.assembly import Spec
 from searchain.retrieval.documents.build import ReadOptions
 from searchain.retrieval.factory import DEFAULT_RETRIEVER
 from searchain.retrieval.postgres.target import is_postgres_url
 from searchain.types import Passage
+
+if TYPE_CHECKING:
+    from searchain.retrieval import DenseIndex
+    from searchain.retrieval.documents import IndexReport
 
 CORPUS_SUFFIXES = (".jsonl", ".json", ".tsv", ".gz")
 
@@ -152,6 +160,98 @@ def _corpus_file(paths: list[Path], fmt: str | None) -> Path | None:
     return corpus
 
 
+def _index_documents(paths: list[Path], out: Path, read: ReadOptions, json_out: bool) -> None:
+    """Folders and documents into a BM25 index: only added and changed files are read."""
+    from searchain.retrieval.documents import DocumentIndexError, index_documents
+    from searchain.retrieval.documents import Progress as Callbacks
+
+    bar = Progress(
+        TextColumn("[bold]Indexing[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("files · {task.fields[passages]:,} passages"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=json_out,
+    )
+    task = bar.add_task("files", total=None, passages=0)
+    counted = {"passages": 0}
+
+    def file_done(rel: str, n: int) -> None:
+        counted["passages"] += n
+        bar.update(task, advance=1, passages=counted["passages"])
+
+    callbacks = Callbacks(total=lambda n: bar.update(task, total=n), file_done=file_done)
+    try:
+        with bar:
+            idx, report = index_documents(paths, out, progress=callbacks, **asdict(read))
+    except (DocumentIndexError, FileExistsError, FileNotFoundError) as e:
+        fail(str(e))
+    done = f"{report.summary()} ({report.seconds:.1f} s)"
+    _report(out, "bm25", len(idx), report, done, json_out)
+
+
+def dense_index_class() -> type[DenseIndex]:
+    """``DenseIndex``, or a clear failure when the dense extra is not installed."""
+    try:
+        from searchain.retrieval import DenseIndex
+    except ImportError as e:
+        fail(f"dense indexing needs the dense extra (pip install 'searchain[dense]'): {e}")
+    return DenseIndex
+
+
+def _dense_documents(
+    paths: list[Path],
+    out: Path,
+    read: ReadOptions,
+    index_type: str,
+    model: Path | None,
+    batch_size: int,
+    json_out: bool,
+) -> None:
+    """``--kind dense`` over folders: every file read afresh (seconds), and only passages
+    whose text the index being replaced did not encode are encoded (the hours)."""
+    from searchain.retrieval.documents import DocumentIndexError, read_document_passages
+
+    dense_index = dense_index_class()
+    try:
+        passages, report = read_document_passages(paths, **asdict(read))
+        # Read first (seconds), so the encoding bar knows its total and shows the time left.
+        idx = dense_index.build(
+            list(passages),
+            out,
+            index_type=index_type,
+            model_path=model,
+            batch_size=batch_size,
+            show_progress=not json_out,
+            reader={"fmt": "documents", "max_words": read.max_words},
+        )
+    except (DocumentIndexError, FileExistsError, FileNotFoundError, ValueError) as e:
+        fail(str(e))
+    done = (
+        f"{len(report.read)} files read, {len(report.skipped)} skipped; "
+        f"{idx.build_stats.get('rows_encoded', 0):,} passages encoded, "
+        f"{idx.build_stats.get('rows_unchanged', 0):,} unchanged since the last build"
+    )
+    _report(out, "dense", len(idx), report, done, json_out)
+
+
+def _report(
+    out: Path, kind: str, passages: int, report: IndexReport, done: str, json_out: bool
+) -> None:
+    """What an index of folders holds and which files it read: JSON on stdout, or the
+    skipped files and ``done`` (what the build did) after the passages it holds."""
+    if json_out:
+        summary = {"index": str(out), "kind": kind, "passages": passages}
+        print(json.dumps({**summary, "files": report.to_dict()}, ensure_ascii=False))
+        return
+    for name, why in sorted(report.skipped.items()):
+        err.print(f"[yellow]skipped[/] {escape(name)}: {escape(why)}")
+    what = "passages" if kind == "bm25" else f"passages ({kind})"
+    console.print(f"[green]Indexed {passages:,} {what} into[/] {escape(str(out))}: {done}")
+
+
 def _index_corpus(
     corpus: Path,
     out: Path,
@@ -196,8 +296,8 @@ def search(
     json_out: JsonOpt = False,
 ) -> None:
     """Search and show the top passages with their scores (BM25, cosine or fused)."""
-    idx = open_retriever(retriever, index, dense_index)
-    hits: list[Passage] = idx.search(query, k=k)  # type: ignore[attr-defined]
+    idx = open_retriever_or_fail(Spec(retriever=retriever, index=index, dense_index=dense_index))
+    hits: list[Passage] = idx.search(query, k=k)
     if json_out:
         print(json.dumps([p.to_dict() for p in hits], ensure_ascii=False, indent=2))
         return

@@ -18,8 +18,7 @@ from searchain.cli.common import (
     RetrieverOpt,
     err,
     fail,
-    open_retriever,
-    opening_status,
+    open_retriever_or_fail,
 )
 from searchain.cli.method_flags import OperatorFlags, ServedMethod
 from searchain.cli.model_options import (
@@ -107,18 +106,14 @@ def open_engine(
     the spec itself (every runner's, so a runner names the model served), and the operator's
     method options, loaded once."""
     from searchain.llm import LLMError
-    from searchain.methods.assembly import open_llm, open_retriever
+    from searchain.methods.assembly import open_llm
     from searchain.server import Engine
 
     try:
         client = open_llm(spec)
     except (LLMError, ValueError, ImportError) as e:
         fail(str(e))
-    try:
-        with opening_status(spec):
-            r = open_retriever(spec, client)
-    except (FileNotFoundError, ValueError, RuntimeError, ImportError) as e:
-        fail(str(e))
+    r = open_retriever_or_fail(spec, client)
     try:
         engine = Engine(
             client, r, spec=spec, max_concurrent=max_concurrent, method_options=method_options
@@ -182,9 +177,9 @@ def serve_index(
 
     if retriever.startswith("remote:"):
         fail("serve-index serves a local index, not a remote one")
-    r = open_retriever(retriever, index, dense_index)
+    r = open_retriever_or_fail(Spec(retriever=retriever, index=index, dense_index=dense_index))
     err.print(f"Serving {retriever} on http://{host}:{port} (Ctrl-C to stop)")
     try:
-        serve_retriever(r, host=host, port=port, allow_remote=allow_remote)  # type: ignore[arg-type]
+        serve_retriever(r, host=host, port=port, allow_remote=allow_remote)
     except ValueError as e:
         fail(str(e))
