@@ -1,15 +1,15 @@
 """Widen a shipped calibrator's configuration to the identity's later fields, from its runs.
 
-The configuration identity (``scoring/configuration.py``) came to include the model file, θ, k,
-the reader, the evidence step's passages and the yes/no check. A calibrator fit before then
-names none of them, so it maps no answer any more and says why ("model file …, fit on not
-recorded"). Where every run it was fit on is still here with its manifest, those values are
-known (for a relabelled copy, from the run it was copied from): ``searchain calibrate`` now
-stamps each recorded trace with what its run's manifest says (``eval/run_stamps.py``: the
-model file of an embedded named model, k, the reader, the evidence passages, the yes/no check),
-and the traces record θ. This writes them into the calibrator's certification configuration,
-with how in ``identity_widened``; a calibrator whose runs are not all here, or disagree with
-each other, is left as it is and listed. No model call, no refit.
+The configuration identity (``scoring/confidence/configuration.py``) came to include the model
+file, θ, k, the reader, the evidence step's passages and the yes/no check. A calibrator fit
+before then names none of them, so it maps no answer any more and says why ("model file …, fit
+on not recorded"). Where every run it was fit on is still here with its manifest, those values
+are known (for a relabelled copy, from the run it was copied from): ``searchain calibrate`` now
+stamps each recorded trace with what its run's manifest says (``eval/run_stamps.py``: the model
+file of an embedded named model, k, the reader, the evidence passages, the yes/no check), and
+the traces record θ. This writes them into the calibrator's certification configuration, with
+how in ``identity_widened``; a calibrator whose runs are not all here, or disagree with each
+other, is left as it is and listed. No model call, no refit.
 
     .venv/bin/python -m bench.calibrator_identity           # what it would write
     .venv/bin/python -m bench.calibrator_identity --write   # write the files
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from searchain.eval.run_stamps import run_config, stamped
-from searchain.scoring.configuration import configuration
+from searchain.scoring.confidence.configuration import configuration
 from searchain.types import Trace
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -48,8 +48,8 @@ from searchain.eval.calibrate import run_config, stamped
 from searchain.eval.rescore import run_model
 from searchain.eval.runner import MANIFEST, RESULTS, read_results
 from searchain.scoring.confidence import naive_logprob
-from searchain.scoring.confidence_checks import check_names, run_checks
-from searchain.scoring.confidence_transfer import confidence_of, transferred
+from searchain.scoring.confidence.checks import check_names, run_checks
+from searchain.scoring.confidence.transfer import confidence_of, transferred
 from searchain.types import Trace
 
 

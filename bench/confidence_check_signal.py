@@ -32,9 +32,9 @@ from bench.kit import RESULTS_DIR
 from searchain.eval.calibrate import item_ids
 from searchain.eval.runner import read_results
 from searchain.eval.signal_auroc import signal_aurocs
-from searchain.scoring.calibration import auroc
 from searchain.scoring.confidence import signals
-from searchain.scoring.confidence_checks import CHECKS
+from searchain.scoring.confidence.calibration import auroc
+from searchain.scoring.confidence.checks import CHECKS
 from searchain.types import Trace
 
 REPORTED = [

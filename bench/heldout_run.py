@@ -25,8 +25,8 @@ from searchain.eval.splits import held_out_ids, held_out_path
 SPLIT = RESULTS_DIR / "heldout" / "splits" / "hotpotqa-heldout-160.jsonl"
 SHIPPED = ROOT / "src" / "searchain" / "data"  # the shipped calibrators
 MODEL = "qwen2.5-coder-1.5b"
-# The configuration the defaults answer with (scoring/configuration.py's fields), which the
-# shipped calibrators must hold for before a held-out item is answered.
+# The configuration the defaults answer with (scoring/confidence/configuration.py's fields),
+# which the shipped calibrators must hold for before a held-out item is answered.
 DEFAULTS = {"question_position": "last", "final_step": "evidence:path+question"}
 
 
@@ -46,7 +46,7 @@ def split_lines() -> list[str]:
 def unfit(shipped: Path = SHIPPED) -> list[str]:
     """Why the shipped SearChain calibrator (in the folder ``shipped``) does not yet hold for
     the defaults (empty: it does)."""
-    from searchain.scoring.calibrator import calibrator_name
+    from searchain.scoring.confidence.calibrator import calibrator_name
 
     path = shipped / calibrator_name("searchain", MODEL)
     if not path.is_file():

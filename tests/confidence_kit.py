@@ -7,7 +7,7 @@ import json
 from importlib import resources
 
 from searchain.methods.searchain.node_labels import LABEL_RULE
-from searchain.scoring.configuration import QUESTION_LAST
+from searchain.scoring.confidence.configuration import QUESTION_LAST
 
 SHIPPED_MODEL = "qwen2.5-coder-1.5b"
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from searchain.eval.rundir import ResultWriter
-from searchain.scoring.calibrator import shipped_calibrator
+from searchain.scoring.confidence.calibrator import shipped_calibrator
 from searchain.types import strict_dumps
 
 

@@ -111,7 +111,7 @@ def make_asker(
     an answer below the threshold as withheld (``trace.confidence.abstained``; the guess
     stays ``trace.answer``; ``threshold`` None and ``terms`` say why when none is certified).
     ``confidence_checks=("nli",)`` adds signals that cost model calls (their cost is in
-    ``trace.confidence.cost``; ``scoring/confidence_checks.py``).
+    ``trace.confidence.cost``; ``scoring/confidence/checks.py``).
     """
     from searchain.methods.assembly import Spec, assemble, model_string
     from searchain.methods.catalog import given_to

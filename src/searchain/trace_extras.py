@@ -29,8 +29,8 @@ from searchain.types import Node, Trace
 CORPUS_KEY = "corpus"  # the corpus an answer searched (methods/assembly.corpus_key)
 MODEL_FILE_KEY = "model_file"  # the model file that answered (llm.base.model_file)
 LABEL_RULE_KEY = "label_rule"  # the version of SearChain's node-label rule
-CHECKS_KEY = "confidence_checks"  # {check: {signal: value}} (scoring/confidence_checks.py)
-MAXPROB_KEY = "maxprob"  # MaxProb's record (scoring/maxprob.py)
+CHECKS_KEY = "confidence_checks"  # {check: {signal: value}} (scoring/confidence/checks.py)
+MAXPROB_KEY = "maxprob"  # MaxProb's record (scoring/confidence/maxprob.py)
 RETRIEVAL_KEY = "retrieval"  # the retrievers' reports (retrieval/llm_url/retriever.py)
 
 # What a trace made before a key existed means, said once here.
@@ -91,7 +91,7 @@ class ChainSettings:
     final_step: str  # absent: FINAL_STEP_BEFORE
     # The evidence step's sources and passages, recorded with final_step "evidence"; None
     # otherwise, and for evidence traces made before the sources were recorded (their
-    # configuration cannot be named: scoring/configuration.final_step).
+    # configuration cannot be named: scoring/confidence/configuration.final_step).
     evidence_sources: str | None
     evidence_k: int | None
     label_rule: int  # absent: LABEL_RULE_BEFORE
@@ -156,7 +156,7 @@ class CheckExtras:
     """The confidence signals recorded after the answer: the costly checks' and MaxProb."""
 
     checks: dict[str, dict[str, float]]  # {check: {signal: value}}; {} when none ran
-    maxprob_asked: bool  # MaxProb was asked for (its record: scoring/maxprob.py)
+    maxprob_asked: bool  # MaxProb was asked for (its record: scoring/confidence/maxprob.py)
 
     @classmethod
     def of(cls, trace: Trace) -> CheckExtras:

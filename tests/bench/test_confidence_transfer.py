@@ -1,5 +1,5 @@
 """``python -m bench.confidence --transfer`` (issue 51's MuSiQue figure), whose rule is
-``searchain.scoring.confidence_transfer``: a calibrator fit on another corpus, and on nothing
+``searchain.scoring.confidence.transfer``: a calibrator fit on another corpus, and on nothing
 else different, is applied as an uncalibrated score that says so."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from searchain.scoring import confidence_transfer
-from searchain.scoring.calibrator import Calibrator
-from searchain.scoring.configuration import configuration
+from searchain.scoring.confidence import transfer
+from searchain.scoring.confidence.calibrator import Calibrator
+from searchain.scoring.confidence.configuration import configuration
 from searchain.types import Confidence, Trace
 
 
@@ -35,9 +35,9 @@ def _calibrator(fit: dict[str, Any]) -> Calibrator:
 def test_only_a_corpus_difference_is_transferred(other: dict, monkeypatch) -> None:
     trace = _trace("bm25:musique")
     fit = {**configuration(trace, "m"), **other}
-    monkeypatch.setattr(confidence_transfer, "find_calibrator", lambda *a: _calibrator(fit))
+    monkeypatch.setattr(transfer, "find_calibrator", lambda *a: _calibrator(fit))
     before = Confidence(value=0.4, calibrated=False, signals={"has_answer": 1.0}, note="n")
-    after = confidence_transfer.transferred(before, trace, "m")
+    after = transfer.transferred(before, trace, "m")
     if len(other) == 1:
         assert after.value == pytest.approx(1 / (1 + 2.718281828**-2), rel=1e-6)
         assert not after.calibrated and after.note.startswith("transfer: ")
@@ -53,7 +53,7 @@ def test_without_maxprob_scores_with_the_plain_calibrator(own_calibrators: Path)
     import json
 
     from confidence_kit import shipped_meta
-    from searchain.scoring.calibrator import shipped_calibrator
+    from searchain.scoring.confidence.calibrator import shipped_calibrator
 
     shipped = shipped_calibrator("searchain", "qwen2.5-coder-1.5b")
     assert shipped is not None
@@ -64,8 +64,8 @@ def test_without_maxprob_scores_with_the_plain_calibrator(own_calibrators: Path)
     (mine / "calibrator-searchain+maxprob--qwen2.5-coder-1.5b.json").write_text(json.dumps(variant))
     trace = Trace(question="q", method="searchain", answer="Paris")
     trace.meta.update(shipped_meta(), maxprob={"value": 0.9})
-    with_signal = confidence_transfer.confidence_of(trace, "qwen2.5-coder-1.5b")
-    default = confidence_transfer.confidence_of(trace, "qwen2.5-coder-1.5b", ("maxprob",))
+    with_signal = transfer.confidence_of(trace, "qwen2.5-coder-1.5b")
+    default = transfer.confidence_of(trace, "qwen2.5-coder-1.5b", ("maxprob",))
     assert with_signal.calibrator["name"] == "searchain+maxprob--qwen2.5-coder-1.5b"
     assert default.calibrated and default.calibrator["name"] == "searchain--qwen2.5-coder-1.5b"
     assert "answer_maxprob: shown, not used" in default.note

@@ -16,8 +16,8 @@ from searchain.cli import app
 from searchain.eval import maxprob_baseline as mb
 from searchain.eval import naive_platt
 from searchain.eval import selective as sel
-from searchain.scoring import maxprob
-from searchain.scoring.certification import split_of
+from searchain.scoring.confidence import maxprob
+from searchain.scoring.confidence.certification import split_of
 
 NO_LOGPROBS = "the backend returned no token log-probabilities for the retrieve-read call"
 

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from searchain.cli import app
 from searchain.eval import naive_platt
 from searchain.eval import selective as sel
-from searchain.scoring.calibration import choose_l2, fit_logistic
-from searchain.scoring.certification import split_of
+from searchain.scoring.confidence.calibration import choose_l2, fit_logistic
+from searchain.scoring.confidence.certification import split_of
 
 
 def _calibration_run(path: Path, items: int = 80, method: str = "calibrated") -> Path:

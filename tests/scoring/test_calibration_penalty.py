@@ -1,4 +1,5 @@
-"""The calibrator's penalty is chosen by cross-validated log-loss (scoring/calibration)."""
+"""The calibrator's penalty is chosen by cross-validated log-loss
+(scoring/confidence/calibration)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from searchain.scoring.calibration import L2_GRID, auroc, choose_l2, fit_logistic
+from searchain.scoring.confidence.calibration import L2_GRID, auroc, choose_l2, fit_logistic
 
 
 def _rows(signal: np.ndarray) -> list[dict[str, float]]:

@@ -11,8 +11,8 @@ from importlib import resources
 import pytest
 
 from confidence_kit import SHIPPED_MODEL
-from searchain.scoring.calibrator import Calibrator
-from searchain.scoring.configuration import configuration
+from searchain.scoring.confidence.calibrator import Calibrator
+from searchain.scoring.confidence.configuration import configuration
 from searchain.types import Trace
 
 SHIPPED = sorted(

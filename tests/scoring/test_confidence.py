@@ -15,14 +15,18 @@ from typer.testing import CliRunner
 import searchain
 from confidence_kit import shipped_meta
 from searchain.cli import app
-from searchain.scoring.calibration import (
+from searchain.scoring.confidence import abstention_text, assess, model_key, signals
+from searchain.scoring.confidence.calibration import (
     L2_GRID,
     binomial_cdf,
     fit_logistic,
     risk_controlling_threshold,
 )
-from searchain.scoring.calibrator import Calibrator, forget_calibrators, shipped_calibrator
-from searchain.scoring.confidence import abstention_text, assess, model_key, signals
+from searchain.scoring.confidence.calibrator import (
+    Calibrator,
+    forget_calibrators,
+    shipped_calibrator,
+)
 from searchain.types import Citation, Node, Passage, Trace
 
 QUESTION = "Who portrayed Corliss Archer in Kiss and Tell?"

@@ -17,9 +17,14 @@ import pytest
 from bench_kit import run_bench
 from confidence_kit import SHIPPED_META, shipped_meta
 from searchain.methods.baseline_util import LABEL_INSTRUCTIONS
-from searchain.scoring.calibration import binomial_cdf
-from searchain.scoring.calibrator import Calibrator, forget_calibrators, shipped_calibrator
-from searchain.scoring.certification import (
+from searchain.scoring.confidence import abstention_text, assess
+from searchain.scoring.confidence.calibration import binomial_cdf
+from searchain.scoring.confidence.calibrator import (
+    Calibrator,
+    forget_calibrators,
+    shipped_calibrator,
+)
+from searchain.scoring.confidence.certification import (
     GRID,
     certify,
     fewest_answers,
@@ -27,10 +32,9 @@ from searchain.scoring.certification import (
     lowest_certified_risk,
     split_of,
 )
-from searchain.scoring.confidence import abstention_text, assess
-from searchain.scoring.configuration import LABELLED_TASKS, QUESTION_LAST, differences
-from searchain.scoring.reasons import SAID
-from searchain.scoring.risk_bound import RiskBound, check_risk_bound
+from searchain.scoring.confidence.configuration import LABELLED_TASKS, QUESTION_LAST, differences
+from searchain.scoring.confidence.reasons import SAID
+from searchain.scoring.confidence.risk_bound import RiskBound, check_risk_bound
 from searchain.types import Citation, Node, Passage, Trace
 
 MODEL = "qwen2.5-coder-1.5b"

@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 from searchain.cli import app
 from searchain.llm.base import LLMError
 from searchain.readers.nli import answer_claim
-from searchain.scoring.calibrator import Calibrator, forget_calibrators
-from searchain.scoring.certification import split_of
 from searchain.scoring.confidence import UNLIKELY_LOGPROB, assess, naive_logprob, signals
-from searchain.scoring.confidence_checks import (
+from searchain.scoring.confidence.calibrator import Calibrator, forget_calibrators
+from searchain.scoring.confidence.certification import split_of
+from searchain.scoring.confidence.checks import (
     NO_ANSWER_LOGPROB,
     SAMPLES,
     check_names,

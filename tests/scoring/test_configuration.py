@@ -18,9 +18,9 @@ from searchain.eval.run_stamps import run_config, stamped
 from searchain.llm.base import model_file
 from searchain.llm.cache import CachedLLM, SqliteStore
 from searchain.llm.openai_backend import OpenAILLM
-from searchain.scoring.calibrator import Calibrator
 from searchain.scoring.confidence import assess
-from searchain.scoring.configuration import configuration
+from searchain.scoring.confidence.calibrator import Calibrator
+from searchain.scoring.confidence.configuration import configuration
 from searchain.server.cancellable import CancellableLLM
 from searchain.types import Citation, Node, Passage, Trace
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from searchain.eval.calibrate import CalibrationItems, with_evidence_signals
 from searchain.scoring.confidence import signals
-from searchain.scoring.evidence_signals import evidence_signals
+from searchain.scoring.confidence.evidence_signals import evidence_signals
 from searchain.types import Passage, Trace
 
 

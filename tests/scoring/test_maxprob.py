@@ -15,9 +15,8 @@ from searchain.methods import RetrieveRead
 from searchain.methods.searchain import SearChain, SearChainConfig
 from searchain.readers.llm_reader import LLMReader
 from searchain.retrieval import BM25Index
-from searchain.scoring import maxprob
-from searchain.scoring.calibrator import Calibrator
-from searchain.scoring.confidence import assess, checks_of, signals
+from searchain.scoring.confidence import assess, checks_of, maxprob, signals
+from searchain.scoring.confidence.calibrator import Calibrator
 from searchain.types import Completion, CompletionResult, Trace
 
 

@@ -23,7 +23,7 @@ from searchain.llm import make_llm
 from searchain.methods.assembly import Spec
 from searchain.net.serving import running
 from searchain.retrieval.factory import open_retriever
-from searchain.scoring.calibrator import Calibrator, forget_calibrators
+from searchain.scoring.confidence.calibrator import Calibrator, forget_calibrators
 from searchain.server import Engine, Settings, create_app
 from serverkit import mcp_ask
 

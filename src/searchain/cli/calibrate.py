@@ -11,7 +11,7 @@ import typer
 from searchain.cli.common import err, fail
 
 if TYPE_CHECKING:
-    from searchain.scoring.calibrator import Calibrator
+    from searchain.scoring.confidence.calibrator import Calibrator
 
 RunsArg = Annotated[
     list[Path],
@@ -87,7 +87,7 @@ def calibrate(
     that check's calibrator (searchain+maxprob); --without maxprob fits the plain one from
     the same runs."""
     from searchain.eval.calibrate import fit_calibrator
-    from searchain.scoring.calibrator import (
+    from searchain.scoring.confidence.calibrator import (
         calibrator_name,
         forget_calibrators,
         user_calibrators,

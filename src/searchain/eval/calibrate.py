@@ -3,10 +3,11 @@
 The items of the runs given are the calibration items: never the items a report is made on.
 Each finished record gives the trace's signals (``scoring/confidence.signals``) and whether
 its answer was right (cover-EM, or the label's accuracy for yes/no and claim data sets); a
-logistic regression maps the first to the second (``scoring/calibration.fit_logistic``, its
-penalty chosen by cross-validated log-loss, ``choose_l2``) on the *fit* items of the
-committed split (``scoring/certification.split_of``); the *certification* items, which
-neither fit nor chose it, certify its ``--max-risk`` thresholds. The calibrator file keeps
+logistic regression maps the first to the second
+(``scoring/confidence/calibration.fit_logistic``, its penalty chosen by cross-validated
+log-loss, ``choose_l2``) on the *fit* items of the committed split
+(``scoring/confidence/certification.split_of``); the *certification* items, which neither fit
+nor chose it, certify its ``--max-risk`` thresholds. The calibrator file keeps
 its provenance (runs, data set, model, items, when), the configuration its items were
 answered with (a calibrator maps only answers of that configuration), whether it beats the
 base rate (else it is no probability), and its certification.
@@ -27,17 +28,17 @@ import numpy as np
 from searchain.eval.rescore import run_model
 from searchain.eval.run_stamps import run_config, stamped
 from searchain.eval.runner import MANIFEST, read_results
-from searchain.scoring.calibration import auroc, choose_l2, fit_logistic
-from searchain.scoring.calibrator import CHECK_SIGNALS, Calibrator, calibrator_variant
-from searchain.scoring.certification import (
+from searchain.scoring.confidence import checks_of, model_key, signals
+from searchain.scoring.confidence.calibration import auroc, choose_l2, fit_logistic
+from searchain.scoring.confidence.calibrator import CHECK_SIGNALS, Calibrator, calibrator_variant
+from searchain.scoring.confidence.certification import (
     DEFAULT_DELTA,
     certification_record,
     item_hash,
     split_of,
 )
-from searchain.scoring.confidence import checks_of, model_key, signals
-from searchain.scoring.configuration import configuration, differences
-from searchain.scoring.evidence_signals import SIGNALS as EVIDENCE_SIGNALS
+from searchain.scoring.confidence.configuration import configuration, differences
+from searchain.scoring.confidence.evidence_signals import SIGNALS as EVIDENCE_SIGNALS
 from searchain.types import Trace
 
 # The signals each calibrator reads (SearChain has its Tree-of-Reasoning's as well).
@@ -163,7 +164,7 @@ def fit_calibrator(
     """A calibrator for ``method`` from the runs, with its provenance; no item of
     ``exclude_runs`` (the runs reported on) is used. The split rule (``split_of``) sends
     each item to fit (the penalty chosen and the model fit on them) or to certify (scored
-    by the fitted model, certifying its threshold: ``scoring/certification.py``).
+    by the fitted model, certifying its threshold: ``scoring/confidence/certification.py``).
     ``without``: checks the runs recorded whose signals this calibrator must not read (the
     plain calibrator for answers made without them, from runs that recorded MaxProb)."""
     unknown = sorted(set(without) - set(CHECK_SIGNALS.values()))

@@ -1,7 +1,7 @@
 """The MaxProb baseline of the report's selective-answering section.
 
 MaxProb is the mean token probability of the final answer in the call that wrote it
-(``scoring/maxprob.py``: recorded in ``trace.meta["maxprob"]`` by a method run with the
+(``scoring/confidence/maxprob.py``: recorded in ``trace.meta["maxprob"]`` by a method run with the
 setting ``maxprob``). The report compares a method's confidence with it on the items that
 have a MaxProb value, as it does with the naive confidence: raw (exp of a mean
 log-probability, an uncalibrated score) and, with calibration runs (``--maxprob-platt``),
@@ -24,7 +24,7 @@ from searchain.eval import naive_platt
 from searchain.eval import selective as sel
 from searchain.eval.run_records import RunRecords
 from searchain.eval.selective.cells import ROWS, cell, csv_rows, diff
-from searchain.scoring import maxprob
+from searchain.scoring.confidence import maxprob
 
 FEATURE = "maxprob_logprob"  # the Platt map's one input: ln MaxProb, a mean log-probability
 MAPS = "ln MaxProb"

@@ -7,9 +7,9 @@ question alone (``trace.confidence.naive``, written by ``bench/confidence.py`` o
 score and log-loss partly measure its scale, not what it knows. Platt scaling gives the
 baseline the same chance SearChain's confidence gets: a 1-D logistic regression of "the
 answer is right" (cover-EM) on the log-probability, fit by the calibrator's own code
-(``scoring/calibration.fit_logistic``, its penalty chosen by ``choose_l2``) on the *fit* items
-of calibration runs only (``scoring/certification.split_of``, the split ``searchain
-calibrate`` uses), never on the items a report is made on. It is a monotone map of the
+(``scoring/confidence/calibration.fit_logistic``, its penalty chosen by ``choose_l2``) on the
+*fit* items of calibration runs only (``scoring/confidence/certification.split_of``, the split
+``searchain calibrate`` uses), never on the items a report is made on. It is a monotone map of the
 naive score (increasing when higher log-probabilities are right more often), so its ranking
 — the risk–coverage curve and AURC — is the naive one; what it changes is the calibration
 statistics (ECE, Brier, log-loss). :func:`fit_platt` is the same fit for any one-number
@@ -27,9 +27,9 @@ import numpy as np
 
 from searchain.eval.rescore import run_model
 from searchain.eval.runner import read_results
-from searchain.scoring.calibration import choose_l2, fit_logistic
-from searchain.scoring.calibrator import Calibrator
-from searchain.scoring.certification import SPLIT_RULE, split_of
+from searchain.scoring.confidence.calibration import choose_l2, fit_logistic
+from searchain.scoring.confidence.calibrator import Calibrator
+from searchain.scoring.confidence.certification import SPLIT_RULE, split_of
 
 FEATURE = "naive_logprob"  # the one signal: the answer's mean token log-probability
 MIN_FIT_ITEMS = 10

@@ -1,7 +1,7 @@
 """What a recorded run's manifest says of its answers' configuration that their traces may not.
 
-A trace records the configuration it was made with (``scoring/configuration.py``), but runs
-made before a field was recorded do not: their manifest still says it. Fitting a calibrator
+A trace records the configuration it was made with (``scoring/confidence/configuration.py``),
+but runs made before a field was recorded do not: their manifest still says it. Fitting a calibrator
 from such a run stamps each trace with it here, once — the corpus, the node-label rule's
 version, the model file an embedded named model answers from, and SearChain's θ-adjacent
 settings (k, the reader, the evidence step's passages, the yes/no check). A setting the
@@ -21,7 +21,7 @@ from searchain.eval.runner import MANIFEST
 from searchain.llm.models import packaged_file
 from searchain.methods.searchain.config import SearChainConfig
 from searchain.retrieval.identity import corpus_of_run
-from searchain.scoring.configuration import CORPUS_KEY, LABEL_RULE_KEY, MODEL_FILE_KEY
+from searchain.scoring.confidence.configuration import CORPUS_KEY, LABEL_RULE_KEY, MODEL_FILE_KEY
 from searchain.types import Trace
 
 READER_NAMES = {"LLMReader": "llm"}  # a manifest names the reader's class (readers/llm_reader)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from searchain.eval.calibrate import calibration_rows
-from searchain.scoring.calibration import auroc
+from searchain.scoring.confidence.calibration import auroc
 
 
 def signal_aurocs(

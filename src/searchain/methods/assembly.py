@@ -28,8 +28,8 @@ from searchain.methods.base import Method, traced
 from searchain.methods.catalog import build_as, check_options, resolve
 from searchain.retrieval.base import Retriever
 from searchain.retrieval.factory import DEFAULT_RETRIEVER
-from searchain.scoring.confidence_checks import check_names
-from searchain.scoring.risk_bound import RiskBound, check_risk_bound
+from searchain.scoring.confidence.checks import check_names
+from searchain.scoring.confidence.risk_bound import RiskBound, check_risk_bound
 from searchain.types import Trace
 
 BACKENDS = ("local", "openai")
@@ -109,7 +109,7 @@ class Spec:
     # this, with probability 1 - risk_delta (needs a calibrated confidence).
     max_risk: float | None = None
     risk_delta: float = 0.1
-    # Confidence signals that cost model calls, by name (scoring/confidence_checks.py).
+    # Confidence signals that cost model calls, by name (scoring/confidence/checks.py).
     confidence_checks: tuple[str, ...] = ()
 
     def model_ref(self) -> ModelRef:
@@ -164,7 +164,7 @@ def open_retriever(spec: Spec, llm: LLM | None = None) -> Retriever:
 class Abstention:
     """A threshold below which an answer is withheld (its guess kept in the trace): a plain
     one (``--abstain-below``), or, for a maximum risk (``--max-risk``), the one certified for
-    the calibrator that mapped each answer (``scoring/risk_bound.py``)."""
+    the calibrator that mapped each answer (``scoring/confidence/risk_bound.py``)."""
 
     threshold: float | None = None
     risk_bound: RiskBound | None = field(default=None, compare=False)
@@ -206,7 +206,7 @@ def answering(method: Method, llm: LLM, checks: tuple[str, ...] = ()) -> Callabl
     from searchain.retrieval.identity import corpus_key
     from searchain.retrieval.llm_url.retriever import with_retrieval_reports
     from searchain.scoring.confidence import assess
-    from searchain.scoring.confidence_checks import run_checks
+    from searchain.scoring.confidence.checks import run_checks
 
     answer = with_retrieval_reports(traced(method, llm, assess_confidence=False))
     corpus = corpus_key(getattr(method, "retriever", None))
@@ -226,7 +226,7 @@ def with_identity(trace: Trace, corpus: str | None, llm: LLM) -> Trace:
     """The trace with the corpus it searched and the model file that answered recorded
     (where the method did not record them itself)."""
     from searchain.llm.base import model_file
-    from searchain.scoring.configuration import CORPUS_KEY, MODEL_FILE_KEY
+    from searchain.scoring.confidence.configuration import CORPUS_KEY, MODEL_FILE_KEY
 
     trace.meta.setdefault(MODEL_FILE_KEY, model_file(llm))  # None: not known (a replay)
     if corpus is not None:

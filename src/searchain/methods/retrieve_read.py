@@ -18,7 +18,7 @@ from searchain.methods.baseline_util import TASK_KINDS, task_question
 from searchain.methods.component import TakesTaskKind
 from searchain.methods.settings import check_settings, config_from_options, setting
 from searchain.retrieval.base import Retriever
-from searchain.scoring import maxprob
+from searchain.scoring.confidence import maxprob
 from searchain.types import Node, Trace
 
 _FINAL = re.compile(r"so the (?:final )?answer is[:\s]*(.+?)\s*\.?\s*$", re.I | re.S)

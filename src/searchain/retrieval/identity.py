@@ -1,7 +1,8 @@
 """Which corpus an answer searched, as one short name (a calibrator's configuration holds it).
 
 A calibrator fit on answers over one corpus says nothing about answers over another, so the
-corpus is part of the configuration an answer was made with (``scoring/configuration.py``).
+corpus is part of the configuration an answer was made with
+(``scoring/confidence/configuration.py``).
 The name is the retriever's kind and its index's folder name — ``bm25:demo`` for the bundled
 HotpotQA demo index, ``bm25:debian-docs`` for ``--index ~/indexes/debian-docs`` — never a
 machine path or a URL's credentials (a PostgreSQL collection is ``postgres-bm25:NAME``).

@@ -10,7 +10,9 @@ SearChain's SKC), LLM-URL's evaluation and ``searchain eval`` record them, so th
   pluggable NLI judge;
 * :mod:`.skc` — SearChain's Scope of Knowledge Coverage;
 * :mod:`.item` — the per-item scores of ``searchain eval`` (every method on its final
-  answer, the final content beside); :mod:`.alce` — ALCE's of one trace.
+  answer, the final content beside); :mod:`.alce` — ALCE's of one trace;
+* :mod:`.confidence` — how far to trust an answer: its signals, the calibrators that map them
+  to a probability, their certification (a package of its own).
 """
 
 from searchain.scoring.attribution import (

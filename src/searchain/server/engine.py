@@ -30,7 +30,7 @@ from searchain.methods import catalog
 from searchain.methods.assembly import Runner, Spec, assemble
 from searchain.net.deadline import _CANCEL, Cancelled  # noqa: F401 - _CANCEL: tests
 from searchain.retrieval.base import Retriever
-from searchain.scoring.confidence_checks import check_names
+from searchain.scoring.confidence.checks import check_names
 from searchain.server.cancellable import CancellableLLM, cancellable
 from searchain.server.cited import CitedPassages
 from searchain.server.slots import AnswerSlots, ServiceBusy

@@ -18,7 +18,7 @@ from pydantic import (
 
 from searchain.methods.catalog import canonical_methods, method_settings
 from searchain.methods.settings import Setting, merged
-from searchain.scoring.confidence_checks import CHECKS
+from searchain.scoring.confidence.checks import CHECKS
 
 CHECK_NAMES = tuple(CHECKS)
 

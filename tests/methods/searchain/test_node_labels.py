@@ -29,7 +29,7 @@ from searchain.methods.searchain.node_labels import (
 )
 from searchain.readers.base import UNGROUNDED, ReaderOutput
 from searchain.render import tree_of_reasoning
-from searchain.scoring.configuration import configuration, label_rule
+from searchain.scoring.confidence.configuration import configuration, label_rule
 from searchain.types import Node, Trace
 
 

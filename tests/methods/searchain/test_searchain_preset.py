@@ -130,8 +130,8 @@ def test_the_preset_keeps_the_calibrators_fit_on_its_settings() -> None:
     settings (bench/paper_calibrators.py checks each run); shipped under the preset's name,
     they map its answers, and only answers of its configuration."""
     from searchain.eval.calibrate import run_config, stamped
-    from searchain.scoring.calibrator import shipped_calibrator
     from searchain.scoring.confidence import assess
+    from searchain.scoring.confidence.calibrator import shipped_calibrator
     from searchain.types import Trace
 
     run = ROOT / "results" / "calibration" / "qwen2.5-coder-1.5b" / "hotpotqa-calibration"

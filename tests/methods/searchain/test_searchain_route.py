@@ -15,7 +15,7 @@ from searchain.methods.searchain import SEARCHAIN_PAPER, SearChainConfig
 from searchain.methods.searchain.route import decide, route_words, signals
 from searchain.methods.searchain.route_rule import TRIGGERS, parse_triggers
 from searchain.retrieval import BM25Index
-from searchain.scoring.configuration import final_step
+from searchain.scoring.confidence.configuration import final_step
 from searchain.types import Citation, Passage, Trace
 
 TMPFS = Passage(id="fs#3", title="Filesystems", text="A tmpfs holds its files only in memory.")

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from searchain.eval.run_records import RunRecords
-from searchain.scoring import maxprob
+from searchain.scoring.confidence import maxprob
 
 
 @dataclass(slots=True)

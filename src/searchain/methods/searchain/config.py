@@ -266,7 +266,8 @@ class SearChainConfig:
     )
 
     # Opt-in: the final call is sent with logprobs=True, which changes its cache key and, on
-    # an endpoint without log-probabilities, records why MaxProb is absent (scoring/maxprob).
+    # an endpoint without log-probabilities, records why MaxProb is absent
+    # (scoring/confidence/maxprob).
     maxprob: bool = setting(
         False,
         "Record MaxProb, the mean token probability of the final answer in the call that "

@@ -35,7 +35,7 @@ from searchain.methods.retrieve_read import extract_answer
 from searchain.methods.searchain.config import SearChainConfig
 from searchain.methods.searchain.rounds import SHORT_ANSWER_ENDING, TRACING_ENDINGS
 from searchain.retrieval.base import Retriever
-from searchain.scoring import maxprob
+from searchain.scoring.confidence import maxprob
 from searchain.scoring.skc import supported_knowledge_count as skc
 from searchain.text import contains_answer, normalize_answer
 from searchain.types import Node, Passage, Trace

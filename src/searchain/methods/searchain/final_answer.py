@@ -20,7 +20,7 @@ from searchain.methods.searchain.tracing import (
     tracing,
 )
 from searchain.retrieval.base import Retriever
-from searchain.scoring import maxprob
+from searchain.scoring.confidence import maxprob
 from searchain.types import Node, Passage, Trace
 
 

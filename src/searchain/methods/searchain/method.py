@@ -186,7 +186,7 @@ class SearChain:
 
     def _record_settings(self, state: _Run, form: str, chains: list[str]) -> None:
         """What the answer was made with (part of the configuration a calibrator holds for:
-        scoring/configuration.py) and what the run did, in the trace's meta."""
+        scoring/confidence/configuration.py) and what the run did, in the trace's meta."""
         cfg, trace = self.config, state.trace
         trace.meta.update(
             prompt_form=form,

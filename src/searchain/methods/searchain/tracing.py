@@ -17,7 +17,7 @@ from searchain.methods.retrieve_read import extract_answer
 from searchain.methods.searchain.config import SearChainConfig
 from searchain.methods.searchain.coq_parser import Chain, CoQNode, parse_chain
 from searchain.methods.searchain.rounds import Rounds
-from searchain.scoring import maxprob
+from searchain.scoring.confidence import maxprob
 from searchain.scoring.skc import supported_knowledge_count as skc
 from searchain.types import Node, Passage, Trace
 

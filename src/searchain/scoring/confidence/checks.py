@@ -1,6 +1,6 @@
 """Confidence signals that cost model calls, asked for by name (``--confidence-check``).
 
-The signals of ``confidence.py`` are read from the trace for free. These run after the
+The signals of ``assessment.py`` are read from the trace for free. These run after the
 method has answered, and their cost is said in ``confidence.cost``:
 
 * ``nli`` — whether the passages the answer cites support it: the NLI judge (the LLM itself,
@@ -40,8 +40,8 @@ from searchain.llm.base import LLMError
 from searchain.llm.prompting import is_chat
 from searchain.readers.nli import answer_claim, make_judge, support
 from searchain.scoring.attribution import format_document
-from searchain.scoring.chain_signals import LOGPROB_FLOOR
-from searchain.scoring.confidence import CHECKS_KEY, answer_logprob
+from searchain.scoring.confidence.assessment import CHECKS_KEY, answer_logprob
+from searchain.scoring.confidence.chain_signals import LOGPROB_FLOOR
 from searchain.text import normalize_answer
 from searchain.trace_extras import CheckExtras
 from searchain.types import Passage, Trace, Usage

@@ -38,7 +38,7 @@ from searchain.trace_extras import MAXPROB_KEY
 from searchain.types import CompletionResult, Trace
 
 KEY = MAXPROB_KEY  # trace.meta
-SIGNAL = "answer_maxprob"  # the signal a calibrator reads (scoring/confidence.signals)
+SIGNAL = "answer_maxprob"  # the signal a calibrator reads (assessment.signals)
 COMPUTED = "in-call: log-probabilities of the writing call's own output tokens (logprobs=True)"
 NO_ANSWER = "no answer"
 

@@ -32,18 +32,18 @@ import math
 import re
 from typing import Any
 
-from searchain.scoring import maxprob
-from searchain.scoring.calibrator import (
+from searchain.scoring.confidence import maxprob
+from searchain.scoring.confidence.calibrator import (
     UNCALIBRATED,
     Calibrator,
     find_calibrator,
 )
-from searchain.scoring.chain_signals import answer_in, searchain_signals
-from searchain.scoring.configuration import configuration
-from searchain.scoring.evidence_signals import evidence_signals
-from searchain.scoring.reasons import calibrated_reasons
+from searchain.scoring.confidence.chain_signals import answer_in, searchain_signals
+from searchain.scoring.confidence.configuration import configuration
+from searchain.scoring.confidence.evidence_signals import evidence_signals
+from searchain.scoring.confidence.reasons import calibrated_reasons
 from searchain.text import normalize_answer
-from searchain.trace_extras import CHECKS_KEY as CHECKS_KEY  # confidence_checks.py writes it
+from searchain.trace_extras import CHECKS_KEY as CHECKS_KEY  # checks.py writes it
 from searchain.trace_extras import ChainExtras, CheckExtras
 from searchain.types import Confidence, Trace, Usage
 
@@ -91,7 +91,7 @@ def signals(trace: Trace) -> dict[str, float]:
 
 
 def checks_of(trace: Trace) -> tuple[str, ...]:
-    """The costly checks that were run on this trace (``confidence_checks.py``), and
+    """The costly checks that were run on this trace (``checks.py``), and
     ``maxprob`` where the method recorded MaxProb (its calibrator is ``searchain+maxprob``)."""
     extras = CheckExtras.of(trace)
     asked = set(extras.checks)

@@ -9,8 +9,8 @@ say why, in words; so is every answer when no threshold is certified at the risk
 
 from __future__ import annotations
 
-from searchain.scoring.calibrator import find_calibrator, shipped_calibrator
-from searchain.scoring.certification import Certificate
+from searchain.scoring.confidence.calibrator import find_calibrator, shipped_calibrator
+from searchain.scoring.confidence.certification import Certificate
 from searchain.types import Confidence
 
 

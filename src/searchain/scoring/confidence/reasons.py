@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from searchain.scoring.calibrator import Calibrator
+    from searchain.scoring.confidence.calibrator import Calibrator
 
 # A term smaller than this (in log-odds) moves the probability by about a percentage point
 # at most: not a reason.

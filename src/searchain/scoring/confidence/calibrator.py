@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from searchain.paths import cache_root
-from searchain.scoring import maxprob
-from searchain.scoring.certification import Certificate, certify
-from searchain.scoring.configuration import differences
+from searchain.scoring.confidence import maxprob
+from searchain.scoring.confidence.certification import Certificate, certify
+from searchain.scoring.confidence.configuration import differences
 
 UNCALIBRATED = (
     "uncalibrated score: no calibrator was fit for {method} on {model}; `searchain calibrate` "

@@ -1,7 +1,7 @@
 """Fit a confidence calibrator, and pick an abstention threshold with a risk guarantee.
 
 * :func:`fit_logistic` — logistic regression of "the answer is right" on a trace's signals
-  (``confidence.signals``), standardised, with an L2 penalty, fit by Newton's method
+  (``assessment.signals``), standardised, with an L2 penalty, fit by Newton's method
   (IRLS): a handful of features and a few hundred items need nothing more.
 * :func:`choose_l2` — the penalty, by repeated cross-validated log-loss on the calibration
   items: with a few dozen of them and weak signals, the fit that ranks best is often not the

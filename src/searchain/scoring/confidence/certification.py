@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from searchain.scoring.calibration import binomial_cdf
+from searchain.scoring.confidence.calibration import binomial_cdf
 
 # The split rule (committed: changing it changes which items certify): an item certifies
 # when the sha256 of "certify:" + its id is odd; otherwise it fits.

@@ -6,9 +6,9 @@ both into runs' records."""
 
 from __future__ import annotations
 
-from searchain.scoring.calibrator import find_calibrator
-from searchain.scoring.confidence import assess, checks_of, model_key, signals
-from searchain.scoring.configuration import FIELDS, configuration
+from searchain.scoring.confidence.assessment import assess, checks_of, model_key, signals
+from searchain.scoring.confidence.calibrator import find_calibrator
+from searchain.scoring.confidence.configuration import FIELDS, configuration
 from searchain.types import Confidence, Trace
 
 
