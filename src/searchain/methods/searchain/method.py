@@ -47,7 +47,7 @@ from searchain.methods.searchain.rounds import FeedbackText, Rounds, make_rounds
 from searchain.methods.searchain.route import read_first
 from searchain.methods.searchain.yesno_check import check_yes_no, yes_no_answer
 from searchain.readers.base import UNGROUNDED, Reader, ReaderOutput, merged, supporting
-from searchain.readers.similarity import QueryMemory
+from searchain.readers.query_memory import QueryMemory
 from searchain.retrieval.base import Retriever
 from searchain.text import contains_answer, rouge_l
 from searchain.types import Node, Passage, Trace
