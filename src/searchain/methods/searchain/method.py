@@ -26,7 +26,7 @@ query does in the paper; ``meta.both_tag_nodes`` counts them.
 A chain with no parsable node but a ``[Final Content]`` answers from that content (source
 "llm", uncited), as a chain that needed no retrieval. Every round's raw chain is kept in
 ``meta.chains``. Settings: ``methods/searchain/config.py``; the answer once the rounds end:
-``methods/searchain/tracing.py``.
+``methods/searchain/final_answer.py``.
 """
 
 from __future__ import annotations
