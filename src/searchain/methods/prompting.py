@@ -131,7 +131,6 @@ def chain_of_thought(llm: LLM, config: CoTConfig | None = None, **options: Any) 
     return PromptOnly(llm, cfg, name="cot", template=COT, demos=4)
 
 
-@dataclass
 class DirectPromptingComponent(TakesTaskKind):
     name = "direct-prompting"
     summary = "the question alone, one answer"
@@ -154,6 +153,7 @@ class CoTComponent(TakesTaskKind):
         return chain_of_thought(llm, **options)
 
 
+@dataclass
 class Vote:
     """CoT-SC's result: the majority answer and what each sample said."""
 
