@@ -170,7 +170,7 @@ def scale(url: str, base: list[Passage], vectors: np.ndarray, size: int, queries
     bm25_seconds = time.perf_counter() - t0
     meta = {"dim": vecs.shape[1]}
     dense = DenseIndex(work / "none", bm25._store, vecs, None, meta, "")
-    from searchain.readers.similarity import Embedder
+    from searchain.readers.st_embedder import Embedder
     from searchain.retrieval.dense.encoding import torch_threads
 
     embedder = Embedder(None)

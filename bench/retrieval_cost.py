@@ -30,7 +30,7 @@ import numpy as np
 
 from bench.kit import DATA
 from searchain.readers.embedders import open_embedder
-from searchain.readers.similarity import default_embedder_path
+from searchain.readers.st_embedder import default_embedder_path
 from searchain.retrieval import BM25Index, DenseIndex, HybridRetriever, read_corpus
 from searchain.retrieval.query_plan import QueryPlanRetriever
 

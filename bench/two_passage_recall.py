@@ -50,7 +50,7 @@ KS = (5, 10)
 
 def embedder_path(name: str) -> str | None:
     if name == "minilm":
-        from searchain.readers.similarity import default_embedder_path
+        from searchain.readers.st_embedder import default_embedder_path
 
         return str(default_embedder_path())
     return None  # the packaged GGUF

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from searchain.readers.bert_numpy import NumpySentenceEncoder, UnsupportedModel, check_supported
-from searchain.readers.similarity import Embedder, QueryMemory, default_embedder_path
+from searchain.readers.query_memory import QueryMemory
+from searchain.readers.st_embedder import Embedder, default_embedder_path
 
 HOTPOT = (
     Path(__file__).resolve().parents[3] / "shared" / "data" / "hotpotqa" / "dev_subsampled.jsonl"
@@ -62,7 +63,7 @@ def test_query_memory_finds_the_same_duplicates_with_either_engine() -> None:
 def test_a_numpy_embedder_imports_no_torch() -> None:
     code = (
         "import sys\n"
-        "from searchain.readers.similarity import Embedder\n"
+        "from searchain.readers.st_embedder import Embedder\n"
         "e = Embedder(engine='numpy')\n"
         "v = e.encode(['Who is the director of Big Stone Gap?'])\n"
         "print(e.engine, v.shape[1], 'torch' in sys.modules)\n"

@@ -1,11 +1,13 @@
-"""What the baselines share: the task's label instruction on the question, reading a base
-model's final-answer line, grounding a short answer in the passages a method retrieved, and
-collecting those passages as numbered references."""
+"""What the baselines share: their ``task`` setting and its label instruction on the
+question, reading a base model's final-answer line, grounding a short answer in the passages a
+method retrieved, and collecting those passages as numbered references."""
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
+from searchain.methods.settings import setting
 from searchain.text import contains_answer, normalize_answer
 from searchain.types import Citation, Passage
 
@@ -22,6 +24,16 @@ LABEL_INSTRUCTIONS = {
     "yesno": ' (The answer can only be "Yes" or "No")',
     "factcheck": " (SUPPORTS or REFUTES)?",
 }
+
+
+def task_setting() -> Any:
+    """The ``task`` setting every baseline's config declares (a fresh field for each)."""
+    return setting(
+        "open",
+        "The data set's task kind: the label instruction added to "
+        "the question (FEVER, StrategyQA).",
+        choices=TASK_KINDS,
+    )
 
 
 def task_question(question: str, task: str) -> str:

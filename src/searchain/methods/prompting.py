@@ -24,10 +24,10 @@ from searchain.events import emit
 from searchain.llm import LLM
 from searchain.methods.base import Method, call_template, is_chat
 from searchain.methods.baseline_util import (
-    TASK_KINDS,
     clean,
     final_answer,
     task_question,
+    task_setting,
 )
 from searchain.methods.component import TakesTaskKind
 from searchain.methods.settings import check_settings, config_from_options, setting
@@ -103,12 +103,7 @@ class PromptOnly:
 class DirectConfig:
     max_tokens: int = setting(32, "Tokens of the answer.", ge=1, remote_le=1024)
     demos: int = setting(0, "Demos: 0 (the SearChain paper's Table 8) or 4.", choices=(0, 4))
-    task: str = setting(
-        "open",
-        "The data set's task kind: the label instruction added to "
-        "the question (FEVER, StrategyQA).",
-        choices=TASK_KINDS,
-    )
+    task: str = task_setting()
 
     def __post_init__(self) -> None:
         check_settings(self)
@@ -117,12 +112,7 @@ class DirectConfig:
 @dataclass
 class CoTConfig:
     max_tokens: int = setting(128, "Tokens of the reasoning and answer.", ge=1, remote_le=1024)
-    task: str = setting(
-        "open",
-        "The data set's task kind: the label instruction added to "
-        "the question (FEVER, StrategyQA).",
-        choices=TASK_KINDS,
-    )
+    task: str = task_setting()
 
     def __post_init__(self) -> None:
         check_settings(self)
@@ -141,7 +131,6 @@ def chain_of_thought(llm: LLM, config: CoTConfig | None = None, **options: Any) 
     return PromptOnly(llm, cfg, name="cot", template=COT, demos=4)
 
 
-@dataclass
 class DirectPromptingComponent(TakesTaskKind):
     name = "direct-prompting"
     summary = "the question alone, one answer"
@@ -164,6 +153,7 @@ class CoTComponent(TakesTaskKind):
         return chain_of_thought(llm, **options)
 
 
+@dataclass
 class Vote:
     """CoT-SC's result: the majority answer and what each sample said."""
 

@@ -14,7 +14,7 @@ from searchain import citations
 from searchain.answers import short_answer
 from searchain.llm import LLM
 from searchain.methods.base import Method, call_template, is_chat
-from searchain.methods.baseline_util import TASK_KINDS, task_question
+from searchain.methods.baseline_util import task_question, task_setting
 from searchain.methods.component import TakesTaskKind
 from searchain.methods.settings import check_settings, config_from_options, setting
 from searchain.retrieval.base import Retriever
@@ -39,12 +39,7 @@ class RetrieveReadConfig:
         "retrieve_read", "The prompt template (a name under prompts/).", remote=False
     )
     post_cite: bool = setting(True, "Cite uncited sentences post hoc (labelled so).")
-    task: str = setting(
-        "open",
-        "The data set's task kind: the label instruction added to "
-        "the question (FEVER, StrategyQA).",
-        choices=TASK_KINDS,
-    )
+    task: str = task_setting()
     maxprob: bool = setting(
         False,
         "Record MaxProb, the mean token probability of the answer in the answering call "

@@ -46,11 +46,11 @@ from searchain.events import emit
 from searchain.llm import LLM
 from searchain.methods.base import Method, call_template, is_chat
 from searchain.methods.baseline_util import (
-    TASK_KINDS,
     References,
     clean,
     final_answer,
     task_question,
+    task_setting,
 )
 from searchain.methods.component import TakesTaskKind, needs_retriever, without_unset_k
 from searchain.methods.settings import check_settings, config_from_options, setting
@@ -128,12 +128,7 @@ class SelfAskConfig:
     max_tokens: int = setting(
         192, "Tokens of the whole chain (no-search form).", ge=1, remote_le=1024
     )
-    task: str = setting(
-        "open",
-        "The data set's task kind: the label instruction added to "
-        "the question (FEVER, StrategyQA).",
-        choices=TASK_KINDS,
-    )
+    task: str = task_setting()
 
     def __post_init__(self) -> None:
         check_settings(self)

@@ -50,7 +50,7 @@ def _open(path: Path) -> TextEmbedder:
 
         return GGUFEmbedder(path)
     if path.is_dir():
-        from searchain.readers.similarity import Embedder
+        from searchain.readers.st_embedder import Embedder
 
         return Embedder(path)
     raise FileNotFoundError(

@@ -50,7 +50,7 @@ def embedder():
     # MiniLM (the hf extra), the embedder these recordings were made with: which subquestions
     # are copies decides the prompts that follow. The packaged GGUF's dedup is tested in
     # test_gguf_embedder.py and through SearChain.
-    from searchain.readers.similarity import Embedder
+    from searchain.readers.st_embedder import Embedder
 
     return Embedder(engine="numpy")
 

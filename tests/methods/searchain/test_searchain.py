@@ -236,7 +236,7 @@ def test_config_errors_are_clear(index) -> None:
 
 
 def test_query_memory_with_the_packaged_minilm(embedder) -> None:
-    from searchain.readers.similarity import QueryMemory
+    from searchain.readers.query_memory import QueryMemory
 
     memory = QueryMemory(embedder, threshold=0.97)
     memory.add("Where was Kevin Drew born?")
@@ -260,7 +260,7 @@ def test_a_background_embedder_load_embeds_the_same() -> None:
     """A sentence-transformers model loaded in a thread (~4.5 s of imports here; SearChain's
     fallback when the NumPy pass cannot run its model): the first use waits for it and gets
     the same vectors as a model loaded up front."""
-    from searchain.readers.similarity import Embedder
+    from searchain.readers.st_embedder import Embedder
 
     background = Embedder(background=True)
     assert background._thread is not None and background.engine == "torch"
@@ -271,7 +271,7 @@ def test_a_background_embedder_load_embeds_the_same() -> None:
 
 
 def test_a_failed_background_load_raises_where_the_model_is_needed(tmp_path) -> None:
-    from searchain.readers.similarity import Embedder
+    from searchain.readers.st_embedder import Embedder
 
     broken = Embedder(tmp_path, background=True)  # a directory with no model in it
     with pytest.raises(Exception, match=r"(?i)config|model|sentence|Unrecognized|no such|path"):

@@ -19,7 +19,7 @@ from searchain.llm.local import LocalLLM
 from searchain.methods.base import run_traced
 from searchain.methods.searchain.method import SearChain, SearChainConfig, _Run
 from searchain.readers.llm_reader import LLMReader
-from searchain.readers.similarity import QueryMemory
+from searchain.readers.query_memory import QueryMemory
 from searchain.retrieval import BM25Index
 from searchain.types import Node, Trace
 

@@ -26,7 +26,7 @@ from searchain.methods.searchain import (
 from searchain.methods.searchain.coq_parser import parse_chain
 from searchain.methods.searchain.method import _Run
 from searchain.readers.llm_reader import LLMReader
-from searchain.readers.similarity import QueryMemory
+from searchain.readers.query_memory import QueryMemory
 from searchain.text import rouge_l
 from searchain.types import Node, Passage, Trace
 

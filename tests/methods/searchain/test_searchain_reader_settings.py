@@ -17,7 +17,7 @@ import pytest
 
 from searchain.methods.searchain.method import SearChain, SearChainConfig, _Run, repeats_query
 from searchain.readers.base import ReaderOutput
-from searchain.readers.similarity import QueryMemory
+from searchain.readers.query_memory import QueryMemory
 from searchain.retrieval import BM25Index
 from searchain.types import Node, Passage, Trace
 

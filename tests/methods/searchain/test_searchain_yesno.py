@@ -23,7 +23,7 @@ from searchain.methods.searchain.method import SearChain, SearChainConfig, _Run
 from searchain.methods.searchain.yesno_check import yes_no_answer
 from searchain.readers.base import ReaderOutput
 from searchain.readers.nli import answer_claim
-from searchain.readers.similarity import QueryMemory
+from searchain.readers.query_memory import QueryMemory
 from searchain.retrieval import BM25Index
 from searchain.types import Node, Passage, Trace, Usage
 

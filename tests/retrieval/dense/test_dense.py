@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from searchain.readers.similarity import default_embedder_path
+from searchain.readers.st_embedder import default_embedder_path
 from searchain.retrieval import (
     BM25Index,
     DenseIndex,
@@ -238,7 +238,7 @@ def test_idle_after_search_burns_no_cpu(dense_index: DenseIndex, questions: list
 
 _CHILD = """
 import sys
-from searchain.readers.similarity import default_embedder_path
+from searchain.readers.st_embedder import default_embedder_path
 from searchain.retrieval import DenseIndex
 DenseIndex.from_corpus(sys.argv[1], sys.argv[2], fmt="jsonl", max_words=None,
                        checkpoint_rows=64, batch_size=32, show_progress=False,

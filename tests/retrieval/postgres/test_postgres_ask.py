@@ -101,7 +101,7 @@ def test_a_collection_of_the_old_384d_embedder_says_how_to_rebuild(
     """A collection encoded with MiniLM (384-d, the packaged model before the GGUF): indexing
     into it with today's embedder names both models; searching it where MiniLM is not installed
     says to rebuild."""
-    from searchain.readers.similarity import default_embedder_path
+    from searchain.readers.st_embedder import default_embedder_path
     from searchain.retrieval.bm25 import StaleIndexError
 
     corpus = tmp_path / "small.jsonl"

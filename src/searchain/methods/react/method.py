@@ -38,7 +38,7 @@ from searchain.answers import short_answer
 from searchain.events import emit
 from searchain.llm import LLM
 from searchain.methods.base import is_chat
-from searchain.methods.baseline_util import TASK_KINDS, References, clean, task_question
+from searchain.methods.baseline_util import References, clean, task_question, task_setting
 from searchain.methods.prompting import cot_sc
 from searchain.methods.settings import check_settings, config_from_options, setting
 from searchain.retrieval.base import Retriever
@@ -116,12 +116,7 @@ class ReActConfig:
     max_steps: int = setting(7, "Thought/Action steps before the fallback.", ge=1, remote_le=20)
     step_tokens: int = setting(96, "Tokens per step.", ge=1, remote_le=1024)
     observation_words: int = setting(100, "Words of an observation shown.", ge=1, remote_le=1000)
-    task: str = setting(
-        "open",
-        "The data set's task kind: the label instruction added to "
-        "the question (FEVER, StrategyQA).",
-        choices=TASK_KINDS,
-    )
+    task: str = task_setting()
     fallback: str = setting(
         "finish",
         "After the step budget: finish (force Finish[) or cot-sc (back off to CoT-SC).",

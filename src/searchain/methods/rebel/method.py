@@ -87,7 +87,7 @@ class Rebel:
         if len(set(names)) != len(names):
             raise ValueError(f"tool names must be unique: {names}")
         self.llm, self.tools, self.cfg = llm, list(tools), config or RebelConfig()
-        self.embedder = embedder  # searchain.readers.similarity.Embedder, or None: exact match
+        self.embedder = embedder  # a readers.embedders.TextEmbedder, or None: exact match
         self.dedup_note: str | None = None  # set by the registry when "auto" fell back
         self.tool_list = "\n".join(f"tool {i}: {t.description}" for i, t in enumerate(tools, 1))
 

@@ -4,21 +4,19 @@ without IR the chain's own."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+from searchain.answers import short_answer
 from searchain.llm import LLM
+from searchain.methods.retrieve_read import extract_answer
 from searchain.methods.searchain.config import SearChainConfig
-from searchain.methods.searchain.coq_parser import Chain
+from searchain.methods.searchain.coq_parser import Chain, CoQNode
 from searchain.methods.searchain.drift import flag_drift
 from searchain.methods.searchain.evidence_answer import evidence_answer
 from searchain.methods.searchain.rounds import Rounds
 from searchain.methods.searchain.route import adopt, kept_passages
-from searchain.methods.searchain.tracing import (
-    answer_from_content,
-    branch_nodes,
-    no_ir_answer,
-    tracing,
-)
+from searchain.methods.searchain.tracing import tracing
 from searchain.retrieval.base import Retriever
 from searchain.scoring.confidence import maxprob
 from searchain.types import Node, Passage, Trace
@@ -84,3 +82,42 @@ def _no_final_call(trace: Trace, cfg: SearChainConfig) -> str:
     if trace.meta.get("answered_without_nodes"):
         return "the chain had no node: the answer is its own [Final Content], no final call"
     return "no final call was made: nothing to answer from"
+
+
+def answer_from_content(trace: Trace, question: str, chain: Chain) -> None:
+    """A chain with no parsable node but a [Final Content]: the model needed no
+    retrieval; its content is the answer (uncited, from the LLM), as the paper allows."""
+    trace.final_content = content_only(chain.final_content)
+    trace.answer = short_answer(trace.final_content)
+    trace.nodes.append(
+        Node(
+            id="r1.content",
+            query=question,
+            answer=trace.answer,
+            source="llm",
+            parent="q",
+            meta={"status": "final-content-only"},
+        )
+    )
+    trace.meta["answered_without_nodes"] = True
+    trace.errors.append("the chain had no parsable node; answered from its [Final Content]")
+
+
+def no_ir_answer(trace: Trace, chain: Chain, form: str = "completion") -> None:
+    trace.final_content = chain.final_content.strip()
+    extract = short_answer if form == "chat" else extract_answer
+    trace.answer = extract(trace.final_content) if trace.final_content else ""
+    if not trace.answer and chain.nodes:
+        last: CoQNode = chain.nodes[-1]
+        trace.answer = last.answer or ""
+
+
+def content_only(final_content: str) -> str:
+    """A [Final Content] without the chain a looping model writes after it ("[Query] = ...")."""
+    tags = r"\s\[(?:Query|Answer|Final Content|Question|Unsolved)"
+    return re.split(tags, final_content)[0].strip()
+
+
+def branch_nodes(trace: Trace) -> list[Node]:
+    """The chain nodes of the ToR (every node but the question root)."""
+    return [n for n in trace.nodes if n.id != "q"]

@@ -26,7 +26,7 @@ query does in the paper; ``meta.both_tag_nodes`` counts them.
 A chain with no parsable node but a ``[Final Content]`` answers from that content (source
 "llm", uncited), as a chain that needed no retrieval. Every round's raw chain is kept in
 ``meta.chains``. Settings: ``methods/searchain/config.py``; the answer once the rounds end:
-``methods/searchain/tracing.py``.
+``methods/searchain/final_answer.py``.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from searchain.methods.searchain.rounds import FeedbackText, Rounds, make_rounds
 from searchain.methods.searchain.route import read_first
 from searchain.methods.searchain.yesno_check import check_yes_no, yes_no_answer
 from searchain.readers.base import UNGROUNDED, Reader, ReaderOutput, merged, supporting
-from searchain.readers.similarity import QueryMemory
+from searchain.readers.query_memory import QueryMemory
 from searchain.retrieval.base import Retriever
 from searchain.text import contains_answer, rouge_l
 from searchain.types import Node, Passage, Trace

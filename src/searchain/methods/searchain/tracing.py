@@ -1,11 +1,6 @@
-"""How SearChain's answer is written once the rounds end.
-
-* with IR, tracing (the paper's §3.3): the LLM writes the final content from the verified
-  path R, marking each sentence with ``[k]`` for the supporting passage of node k;
-* a chain with no parsable node but a ``[Final Content]``: that content is the answer (source
-  "llm", uncited), as a chain that needed no retrieval;
-* without IR: the chain's own final content.
-"""
+"""SearChain's tracing (the paper's §3.3): once the rounds end, the LLM writes the final
+content from the verified path R, marking each sentence with ``[k]`` for the supporting passage
+of node k. Which final step answers a run is ``final_answer.py``'s choice."""
 
 from __future__ import annotations
 
@@ -15,7 +10,7 @@ from searchain import citations
 from searchain.answers import clean_span, short_answer
 from searchain.methods.retrieve_read import extract_answer
 from searchain.methods.searchain.config import SearChainConfig
-from searchain.methods.searchain.coq_parser import Chain, CoQNode, parse_chain
+from searchain.methods.searchain.coq_parser import parse_chain
 from searchain.methods.searchain.rounds import Rounds
 from searchain.scoring.confidence import maxprob
 from searchain.scoring.skc import supported_knowledge_count as skc
@@ -118,45 +113,6 @@ def echoes_tracing_prompt(content: str) -> bool:
 def path_content(path: list[Node]) -> str:
     """A final content made of the verified answers, each marked with its pair's passage."""
     return " ".join(f"{clean_span(n.answer or '')} [{k}]." for k, n in enumerate(path, 1))
-
-
-def answer_from_content(trace: Trace, question: str, chain: Chain) -> None:
-    """A chain with no parsable node but a [Final Content]: the model needed no
-    retrieval; its content is the answer (uncited, from the LLM), as the paper allows."""
-    trace.final_content = content_only(chain.final_content)
-    trace.answer = short_answer(trace.final_content)
-    trace.nodes.append(
-        Node(
-            id="r1.content",
-            query=question,
-            answer=trace.answer,
-            source="llm",
-            parent="q",
-            meta={"status": "final-content-only"},
-        )
-    )
-    trace.meta["answered_without_nodes"] = True
-    trace.errors.append("the chain had no parsable node; answered from its [Final Content]")
-
-
-def no_ir_answer(trace: Trace, chain: Chain, form: str = "completion") -> None:
-    trace.final_content = chain.final_content.strip()
-    extract = short_answer if form == "chat" else extract_answer
-    trace.answer = extract(trace.final_content) if trace.final_content else ""
-    if not trace.answer and chain.nodes:
-        last: CoQNode = chain.nodes[-1]
-        trace.answer = last.answer or ""
-
-
-def content_only(final_content: str) -> str:
-    """A [Final Content] without the chain a looping model writes after it ("[Query] = ...")."""
-    tags = r"\s\[(?:Query|Answer|Final Content|Question|Unsolved)"
-    return re.split(tags, final_content)[0].strip()
-
-
-def branch_nodes(trace: Trace) -> list[Node]:
-    """The chain nodes of the ToR (every node but the question root)."""
-    return [n for n in trace.nodes if n.id != "q"]
 
 
 def final_content_of(reply: str) -> str:

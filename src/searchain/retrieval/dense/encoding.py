@@ -15,7 +15,7 @@ import numpy as np
 from searchain.readers.embedder_package import embedder_path
 from searchain.readers.embedders import TextEmbedder, is_packaged
 from searchain.readers.gguf_embedder import gguf_fingerprint
-from searchain.readers.similarity import HF_HINT, default_embedder_path, directory_fingerprint
+from searchain.readers.st_embedder import HF_HINT, default_embedder_path, directory_fingerprint
 from searchain.retrieval._store import StoreWriter
 from searchain.retrieval.bm25 import StaleIndexError, _Progress
 from searchain.retrieval.dense.earlier import EarlierVectors

@@ -1,5 +1,4 @@
-"""Sentence-transformers embeddings (a user's own Hugging Face model) and SearChain's
-processed-query memory M.
+"""Sentence-transformers embeddings (a user's own Hugging Face model).
 
 The packaged embedder is a GGUF run by llama.cpp (:mod:`searchain.readers.gguf_embedder`;
 :func:`searchain.readers.embedders.open_embedder` picks). :class:`Embedder` here runs a local
@@ -21,8 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from searchain.text import normalize_answer
 
 log = logging.getLogger(__name__)
 _MODELS: dict[str, Any] = {}
@@ -67,8 +64,8 @@ def _load_model(path: str, device: str) -> Any:
 class Embedder:
     """Unit-length sentence embeddings from a local sentence-transformers model.
 
-    ``engine="numpy"`` is for callers that embed a few short texts at a time (SearChain's
-    query memory): the same embeddings from a NumPy forward pass
+    ``engine="numpy"`` is for callers that embed a few short texts at a time (a query
+    memory, ``readers/query_memory.py``): the same embeddings from a NumPy forward pass
     (``bert_numpy``) in milliseconds, without importing torch; a model that pass does not
     implement falls back to sentence-transformers (logged). ``.model`` (bulk encoding)
     is always the sentence-transformers model.
@@ -217,43 +214,3 @@ def directory_fingerprint(path: Path) -> str:
         if not any(part.startswith(".") for part in rel.split("/")):
             h.update(f"{rel}\0{f.stat().st_size}\n".encode())
     return h.hexdigest()[:16]
-
-
-class QueryMemory:
-    """The queries already processed (SearChain's M), with near-duplicate detection.
-
-    With an embedder, a query is a duplicate when its cosine similarity to a stored query is
-    at least ``threshold``; without one, when its SQuAD-normalised form was seen before.
-    """
-
-    def __init__(self, embedder: Embedder | None = None, threshold: float = 0.9) -> None:
-        self.embedder = embedder
-        self.threshold = threshold
-        self.queries: list[str] = []
-        self._vecs: list[np.ndarray] = []
-
-    @property
-    def kind(self) -> str:
-        return "embedding" if self.embedder else "exact"
-
-    def match(self, query: str) -> tuple[str, float] | None:
-        """The stored query this one duplicates, with its similarity; ``None`` if new."""
-        if not self.queries:
-            return None
-        if self.embedder is None:
-            norm = normalize_answer(query)
-            for q in self.queries:
-                if normalize_answer(q) == norm:
-                    return q, 1.0
-            return None
-        v = self.embedder.encode([query])[0]
-        sims = np.stack(self._vecs) @ v
-        best = int(np.argmax(sims))
-        if float(sims[best]) >= self.threshold:
-            return self.queries[best], float(sims[best])
-        return None
-
-    def add(self, query: str) -> None:
-        self.queries.append(query)
-        if self.embedder is not None:
-            self._vecs.append(self.embedder.encode([query])[0])
