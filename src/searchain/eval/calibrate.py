@@ -28,6 +28,8 @@ import numpy as np
 from searchain.eval.rescore import run_model
 from searchain.eval.run_stamps import run_config, stamped
 from searchain.eval.runner import MANIFEST, read_results
+from searchain.methods.catalog import resolve
+from searchain.methods.component import MethodComponent
 from searchain.scoring.confidence import checks_of, model_key, signals
 from searchain.scoring.confidence.calibration import auroc, choose_l2, fit_logistic
 from searchain.scoring.confidence.calibrator import CHECK_SIGNALS, Calibrator, calibrator_variant
@@ -41,23 +43,17 @@ from searchain.scoring.confidence.configuration import configuration, difference
 from searchain.scoring.confidence.evidence_signals import SIGNALS as EVIDENCE_SIGNALS
 from searchain.types import Trace
 
-# The signals each calibrator reads (SearChain has its Tree-of-Reasoning's as well).
-FEATURES = {
-    "searchain": (
-        "has_answer",
-        "answer_in_references",
-        "answer_in_cited",
-        "answer_from_confirmed_node",
-        "path_confirmed_share",
-        "ir_changed_a_node",
-        "rounds",
-        "reader_logprob_mean",
-        # Chosen on the calibration items by cross-validation (AUROC 0.41 -> 0.61 there).
-        "answer_is_yes_no",
-    ),
-}
-DEFAULT_FEATURES = ("has_answer", "answer_in_references", "answer_in_cited", "citations")
 FOLDS = 5
+
+
+def calibration_signals(method: str) -> tuple[str, ...]:
+    """The signals ``method``'s component says a calibrator of its answers reads (a variant's
+    are its method's: the paper preset's shipped calibrators read SearChain's); a method not
+    registered here (a peer's run) gets the signals every trace has."""
+    try:
+        return resolve(method)[0].calibration_signals
+    except ValueError:
+        return MethodComponent.calibration_signals
 
 
 def item_ids(run_dirs: Sequence[str | Path]) -> set[str]:
@@ -185,7 +181,7 @@ def fit_calibrator(
     aurocs = signal_aurocs(fit)  # before a missing check's value is imputed
     checked = checked_signals(items, without)
     imputed = impute_at_mean(fit.rows, checked)
-    features = (*FEATURES.get(method, DEFAULT_FEATURES), *checked)
+    features = (*calibration_signals(method), *checked)
     variant = calibrator_variant(method, tuple(sorted({CHECK_SIGNALS[s] for s in checked})))
     features, chosen_by = with_evidence_signals(fit, features)
     l2, losses = choose_l2(fit.rows, fit.right, features)

@@ -40,6 +40,15 @@ class MethodComponent:
     # Where it is listed among the methods (lower first; ties in the order they were found):
     # the built-in ones are 10-90, SearChain first, then its rivals, then the baselines.
     rank: ClassVar[int] = 100
+    # The confidence signals a calibrator of its answers reads (``scoring/confidence`` computes
+    # them from any trace; ``searchain calibrate`` fits on these, plus the costly checks a run
+    # recorded). A method whose trace carries more (SearChain's chain) names its own.
+    calibration_signals: ClassVar[tuple[str, ...]] = (
+        "has_answer",
+        "answer_in_references",
+        "answer_in_cited",
+        "citations",
+    )
 
     @classmethod
     def build(cls, llm: Any, retriever: Any, options: dict[str, Any]) -> Method:
