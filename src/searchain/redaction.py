@@ -79,13 +79,22 @@ def redact_text(text: str, extra: Iterable[str] = ()) -> str:
     return _mask(text, known_secrets(extra)) if text else text
 
 
-def _mask(text: str, secrets: list[str]) -> str:
+def mask_secrets(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with each of ``secrets`` (and its URL-encoded forms) replaced by ``***``;
+    nothing else is masked (:func:`redact_text` also masks what looks like a credential)."""
     for secret in secrets:
+        if not secret:
+            continue
         if secret in text:
             text = text.replace(secret, MASK)
         for form in (urllib.parse.quote(secret, safe=""), urllib.parse.quote_plus(secret)):
             if form != secret and form in text:
                 text = text.replace(form, MASK)
+    return text
+
+
+def _mask(text: str, secrets: list[str]) -> str:
+    text = mask_secrets(text, secrets)
     if "://" in text:
         text = _USERINFO.sub(rf"\g<1>{MASK}@", text)
     if "=" in text:

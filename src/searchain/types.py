@@ -319,6 +319,15 @@ def finite(obj: Any) -> Any:
     return obj
 
 
+def finite_float(x: float | None) -> float | None:
+    """One number as JSON can hold it: a plain float (numpy scalars too), or None for a
+    missing, NaN or infinite one (a broken score, a log-probability of -inf)."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
 def strict_dumps(obj: Any, **options: Any) -> str:
     """``json.dumps`` of what every reader can parse: non-finite floats written as null (a
     parser that follows the JSON standard refuses ``NaN``), never a NaN literal."""

@@ -35,13 +35,14 @@ from searchain.net.body import Body as _Body
 from searchain.net.body import BodyError, decode
 from searchain.net.urls import (
     HttpPolicy,
+    RequestTarget,
     UnsafeURLError,
-    _parse,
-    _pick_address,
-    _Target,
     check_url,
     is_public,
+    parse_url,
+    pick_address,
 )
+from searchain.redaction import mask_secrets as redact
 
 try:  # this project's environment ships httpcore as ``httpcore2`` (pulled in by openai)
     import httpcore2 as httpcore
@@ -85,16 +86,6 @@ class FetchResponse:
         return decode(self.content, self.headers.get("content-type", ""))
 
 
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """Replace every secret (and its URL-encoded forms) by ``***``."""
-    for secret in secrets:
-        if not secret:
-            continue
-        for form in {secret, urllib.parse.quote(secret, safe=""), urllib.parse.quote_plus(secret)}:
-            text = text.replace(form, "***")
-    return text
-
-
 class _GuardedBackend(dl.DeadlineBackend):
     """Resolve, check every address, then connect to the checked one (DNS-rebinding safe);
     every wait bounded by the fetch's deadline (see :mod:`searchain.net.deadline`)."""
@@ -104,7 +95,7 @@ class _GuardedBackend(dl.DeadlineBackend):
         self.policy = policy
 
     def choose(self, host: str, port: int, infos: list[Any]) -> str:
-        return _pick_address(self.policy, host, port, infos)
+        return pick_address(self.policy, host, port, infos)
 
 
 class _AsyncGuardedBackend(httpcore.AsyncNetworkBackend):
@@ -120,7 +111,7 @@ class _AsyncGuardedBackend(httpcore.AsyncNetworkBackend):
             infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except socket.gaierror:
             raise FetchError(f"cannot resolve host {host!r}") from None
-        address = _pick_address(self.policy, host, port, infos)
+        address = pick_address(self.policy, host, port, infos)
         return await self.inner.connect_tcp(address, port, timeout=timeout, **kw)
 
     async def sleep(self, seconds: float) -> None:
@@ -131,7 +122,7 @@ class _AsyncGuardedBackend(httpcore.AsyncNetworkBackend):
 @dataclass
 class _Request:
     method: str
-    target: _Target
+    target: RequestTarget
     headers: list[tuple[str, str]]
     body: bytes | None
 
@@ -145,11 +136,11 @@ def _build(
     json_body: Any,
     data: bytes | str | Mapping[str, Any] | None,
 ) -> _Request:
-    target = _parse(url, policy)
+    target = parse_url(url, policy)
     if params:
         sep = "&" if "?" in target.target else "?"
         query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
-        target = _Target(target.scheme, target.host, target.port, target.target + sep + query)
+        target = RequestTarget(target.scheme, target.host, target.port, target.target + sep + query)
     hdrs = {"user-agent": policy.user_agent, "accept-encoding": "gzip, deflate"}
     body: bytes | None = None
     if json_body is not None:
@@ -190,7 +181,7 @@ def _timeouts(deadline: float) -> dict[str, Any]:
 
 def _next_request(req: _Request, status: int, location: str, policy: HttpPolicy) -> _Request:
     base = req.target.url
-    target = _parse(urllib.parse.urljoin(base, location), policy)
+    target = parse_url(urllib.parse.urljoin(base, location), policy)
     method, body, headers = req.method, req.body, req.headers
     if status == 303 or (status in (301, 302) and method == "POST"):
         method, body = "GET", None
@@ -202,7 +193,7 @@ def _next_request(req: _Request, status: int, location: str, policy: HttpPolicy)
     return _Request(method, target, headers, body)
 
 
-def _origin(t: _Target) -> tuple[str, str, int]:
+def _origin(t: RequestTarget) -> tuple[str, str, int]:
     return t.scheme, t.host, t.port
 
 

@@ -71,7 +71,9 @@ def _domain_allowed(policy: HttpPolicy, host: str, port: int) -> bool:
 
 
 @dataclass(frozen=True)
-class _Target:
+class RequestTarget:
+    """A checked URL as the connection uses it: scheme, IDNA host, port, path and query."""
+
     scheme: str
     host: str
     port: int
@@ -85,7 +87,8 @@ class _Target:
         return f"{self.scheme}://{netloc}{self.target}"
 
 
-def _parse(url: str, policy: HttpPolicy) -> _Target:
+def parse_url(url: str, policy: HttpPolicy) -> RequestTarget:
+    """``url`` checked against ``policy`` (no DNS lookup), or :class:`UnsafeURLError`."""
     if not isinstance(url, str) or not url.strip():
         raise UnsafeURLError("empty URL")
     if any(ord(c) < 33 for c in url.strip()):
@@ -119,15 +122,17 @@ def _parse(url: str, policy: HttpPolicy) -> _Target:
     target = urllib.parse.quote(parts.path or "/", safe="/%:@!$&'()*+,;=-._~")
     if parts.query:
         target += "?" + parts.query
-    return _Target(scheme, host, port, target)
+    return RequestTarget(scheme, host, port, target)
 
 
 def check_url(url: str, policy: HttpPolicy) -> str:
     """The normalised URL, or :class:`UnsafeURLError` (no DNS lookup, no connection)."""
-    return _parse(url, policy).url
+    return parse_url(url, policy).url
 
 
-def _pick_address(policy: HttpPolicy, host: str, port: int, infos: list[Any]) -> str:
+def pick_address(policy: HttpPolicy, host: str, port: int, infos: list[Any]) -> str:
+    """The address to connect to among what DNS returned (``getaddrinfo``'s ``infos``), or
+    :class:`UnsafeURLError` when any is not public and the policy does not opt ``host`` in."""
     addresses = [info[4][0] for info in infos]
     if not addresses:
         raise UnsafeURLError(f"host {host!r} did not resolve")

@@ -11,20 +11,15 @@ disagrees with ``g``. ``θ`` depends on the reader (a DPR relevance logit and a 
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from searchain.types import Passage, Usage
+from searchain.types import Passage, Usage, finite_float
 
 # The confidence of an answer that does not occur in its passage (an LLM reader's guess):
 # far below any θ, so it never overrules the LLM, and never counts as what IR found.
 UNGROUNDED = -99.0
-
-
-def _finite_or_none(x: float) -> float | None:
-    return float(x) if math.isfinite(x) else None
 
 
 @dataclass(slots=True)
@@ -55,8 +50,8 @@ class ReaderOutput:
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
-        d["span_score"] = _finite_or_none(self.span_score)
-        d["confidence"] = _finite_or_none(self.confidence)
+        d["span_score"] = finite_float(self.span_score)
+        d["confidence"] = finite_float(self.confidence)
         d["usage"] = self.usage.to_dict() if self.usage is not None else None
         return d
 

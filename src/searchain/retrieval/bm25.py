@@ -13,13 +13,10 @@ import datetime as dt
 import gc
 import json
 import logging
-import os
 import re
 import shutil
-import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +25,17 @@ import bm25s
 import Stemmer
 
 from searchain.retrieval._store import PassageStore, StoreWriter
-from searchain.retrieval.corpus import corpus_fingerprint, detect_format, read_corpus
+from searchain.retrieval.corpus import corpus_fingerprint
+from searchain.retrieval.index_dir import (
+    METADATA_FILE,
+    TOKEN_PATTERN,
+    Progress,
+    StaleIndexError,
+    check_fresh,
+    check_replaceable,
+    corpus_passages,
+    publish,
+)
 from searchain.types import Passage
 
 # bm25s sets its own logger to DEBUG on import, so once a CLI configures logging its
@@ -38,13 +45,7 @@ logging.getLogger("bm25s").setLevel(logging.WARNING)
 __all__ = ["FORMAT_VERSION", "BM25Index", "StaleIndexError"]
 
 FORMAT_VERSION = 1
-METADATA_FILE = "metadata.json"
 TIE_MARGIN = 16  # rows fetched past k so that equal scores at the k-th place sort by position
-_TOKEN_PATTERN = r"(?u)\b\w\w+\b"  # bm25s's default, same as scikit-learn's CountVectorizer
-
-
-class StaleIndexError(RuntimeError):
-    """The index no longer matches its corpus (or this version of searchain): rebuild it."""
 
 
 class BM25Index:
@@ -94,12 +95,12 @@ class BM25Index:
         the index (a document folder's manifest), so they appear with it atomically.
         """
         out_dir = Path(out_dir)
-        _check_replaceable(out_dir)
+        check_replaceable(out_dir)
         fingerprint = corpus_fingerprint(corpus_path) if corpus_path is not None else None
         settings = {
             "tokenizer": {
                 "lower": True,
-                "pattern": _TOKEN_PATTERN,
+                "pattern": TOKEN_PATTERN,
                 "stopwords": stopwords,
                 "stemmer": stemmer,
                 "index_title": index_title,
@@ -109,7 +110,7 @@ class BM25Index:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
         tmp.chmod(0o755)  # mkdtemp makes it private; the published index should not be
-        log = _Progress(show_progress)
+        log = Progress(show_progress)
         try:
             with _gc_paused():
                 retriever = _write_index(tmp, passages, settings, log)
@@ -126,7 +127,7 @@ class BM25Index:
             (tmp / METADATA_FILE).write_text(json.dumps(metadata, indent=2) + "\n")
             for name, content in (extra_files() if extra_files else {}).items():
                 (tmp / name).write_text(content)
-            _publish(tmp, out_dir)
+            publish(tmp, out_dir)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -144,9 +145,7 @@ class BM25Index:
         **options: Any,
     ) -> BM25Index:
         """Read a corpus file (see :func:`read_corpus`) and :meth:`build` an index of it."""
-        fmt = fmt or detect_format(corpus_path)
-        passages = read_corpus(corpus_path, fmt, max_words=max_words)
-        reader = {"fmt": fmt, "max_words": None if fmt == "hotpotqa" else max_words}
+        passages, reader = corpus_passages(corpus_path, fmt, max_words)
         return cls.build(passages, out_dir, corpus_path=corpus_path, reader=reader, **options)
 
     # -- loading -------------------------------------------------------------------------
@@ -175,7 +174,7 @@ class BM25Index:
                 f"searchain reads format {FORMAT_VERSION}; rebuild the index"
             )
         if corpus_path is not None:
-            _check_fresh(path, metadata.get("corpus"), Path(corpus_path))
+            check_fresh(path, metadata.get("corpus"), Path(corpus_path))
         retriever = bm25s.BM25.load(path, mmap=mmap, load_corpus=False, show_progress=False)
         return cls(path, retriever, PassageStore(path, lazy=mmap), metadata, n_threads)
 
@@ -231,7 +230,7 @@ class BM25Index:
 
 
 def _write_index(
-    directory: Path, passages: Iterable[Passage], settings: dict[str, Any], log: _Progress
+    directory: Path, passages: Iterable[Passage], settings: dict[str, Any], log: Progress
 ) -> bm25s.BM25:
     """Tokenize, store and index ``passages`` into ``directory`` in a single pass."""
     tok, bm25 = settings["tokenizer"], settings["bm25"]
@@ -297,74 +296,3 @@ def _query_tokenizer(settings: dict[str, Any], vocab: dict[str, int]) -> Callabl
         return [vocab[t] for t in words if t in vocab]
 
     return tokenize
-
-
-def _check_fresh(path: Path, recorded: dict[str, Any] | None, corpus_path: Path) -> None:
-    if recorded is None:
-        raise StaleIndexError(
-            f"{path} records no corpus fingerprint, so {corpus_path} "
-            "cannot be checked against it; rebuild the index from that file"
-        )
-    size = corpus_path.stat().st_size
-    if size != recorded["size"]:
-        raise StaleIndexError(
-            f"{path} is stale: {corpus_path} is {size:,} bytes but the index was built from "
-            f"{recorded['size']:,} bytes ({recorded['path']}); rebuild the index"
-        )
-    # Same size: only the content hash can tell (a corrected typo keeps the size).
-    if corpus_fingerprint(corpus_path)["sha256"] != recorded["sha256"]:
-        raise StaleIndexError(
-            f"{path} is stale: {corpus_path} has changed since the index was built "
-            "(sha256 differs); rebuild the index"
-        )
-
-
-def _check_replaceable(out_dir: Path) -> None:
-    """Refuse to replace a directory that holds something other than an index."""
-    if not out_dir.exists() or (out_dir / METADATA_FILE).is_file():
-        return
-    if not out_dir.is_dir() or any(out_dir.iterdir()):
-        raise FileExistsError(f"{out_dir} exists and is not a searchain index; not replacing it")
-
-
-def _publish(tmp: Path, out_dir: Path) -> None:
-    """Move the finished index into place, swapping out any previous one."""
-    if not out_dir.exists():
-        os.rename(tmp, out_dir)
-        return
-    old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
-    os.rename(out_dir, old / "index")
-    try:
-        os.rename(tmp, out_dir)
-    except BaseException:
-        os.rename(old / "index", out_dir)
-        raise
-    finally:
-        shutil.rmtree(old, ignore_errors=True)
-
-
-class _Progress:
-    """Minimal progress lines on stderr (bm25s adds bars of its own when tqdm is installed)."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.t0 = time.perf_counter()
-
-    def say(self, message: str) -> None:
-        if self.enabled:
-            print(f"[{time.perf_counter() - self.t0:7.1f}s] {message}", file=sys.stderr)
-
-    def count(self, items: Iterator[str], what: str, every: int = 100_000) -> Iterator[str]:
-        if not self.enabled:
-            return items
-        return self._counted(items, what, every)
-
-    def _counted(self, items: Iterator[str], what: str, every: int) -> Iterator[str]:
-        n = 0
-        for item in items:
-            n += 1
-            if n % every == 0:
-                self.say(f"{n:,} {what}")
-            yield item
-        if n % every:
-            self.say(f"{n:,} {what}")

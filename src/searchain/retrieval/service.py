@@ -36,7 +36,7 @@ from searchain.net.serving import BodyLimit, is_loopback, refuse_remote
 from searchain.net.serving import running as run_app
 from searchain.net.serving import serve as serve_app
 from searchain.retrieval.base import Retriever
-from searchain.types import Passage
+from searchain.types import Passage, finite_float
 
 __all__ = ["SERVICE_NAME", "colbert_topk", "create_app", "is_loopback", "running", "serve"]
 
@@ -220,7 +220,7 @@ def colbert_topk(hits: Sequence[Passage]) -> list[dict[str, Any]]:
     ``exp(score) / sum``; here shifted by the maximum first, which gives the same numbers
     without overflowing on large BM25 scores). Hits without scores get equal ``prob``.
     """
-    scores = [_finite(p.score) for p in hits]
+    scores = [finite_float(p.score) for p in hits]
     if hits and all(s is not None for s in scores):
         top = max(s for s in scores if s is not None)
         weights = [math.exp(s - top) for s in scores if s is not None]
@@ -250,16 +250,9 @@ def _pid(passage_id: str) -> int | str:
     return passage_id
 
 
-def _finite(score: float | None) -> float | None:
-    # JSON has no NaN/inf (Starlette refuses to encode them); a broken score becomes null.
-    if score is None:
-        return None
-    score = float(score)  # numpy scalars from other retrievers
-    return score if math.isfinite(score) else None
-
-
 def _passage_dict(p: Passage) -> dict[str, Any]:
-    return {"id": p.id, "text": p.text, "title": p.title, "score": _finite(p.score)}
+    # JSON has no NaN/inf (Starlette refuses to encode them); a broken score becomes null.
+    return {"id": p.id, "text": p.text, "title": p.title, "score": finite_float(p.score)}
 
 
 # -- errors -------------------------------------------------------------------------------

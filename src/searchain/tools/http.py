@@ -24,7 +24,8 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from searchain.net.safe_http import FetchError, HttpPolicy, UnsafeURLError, fetch, redact
+from searchain.net.safe_http import FetchError, HttpPolicy, UnsafeURLError, fetch
+from searchain.redaction import mask_secrets
 from searchain.tools.base import Tool, ToolError, ToolOutput
 
 log = logging.getLogger(__name__)
@@ -139,21 +140,21 @@ class HttpTool(Tool):
         try:
             resp = fetch(url, policy=self.policy, method=self.method, secrets=self.secrets, **kw)
         except UnsafeURLError as e:
-            msg = redact(str(e), self.secrets)
+            msg = mask_secrets(str(e), self.secrets)
             raise ToolRefusedError(f"tool {self.name!r} refused the request: {msg}") from None
         except FetchError as e:
-            msg = redact(str(e), self.secrets)
+            msg = mask_secrets(str(e), self.secrets)
             raise ToolError(f"tool {self.name!r} request failed: {msg}") from None
-        text = redact(resp.text, self.secrets)  # a server may echo the key back
+        text = mask_secrets(resp.text, self.secrets)  # a server may echo the key back
         if resp.status >= 400:
             text = f"HTTP {resp.status} error: {text}"
         log.debug("tool %s: HTTP %s from %s", self.name, resp.status, resp.url)
         meta = {
             "status": resp.status,
-            "url": redact(resp.url, self.secrets),
+            "url": mask_secrets(resp.url, self.secrets),
             "bytes": len(resp.content),
             "truncated_bytes": resp.truncated,
-            "redirects": [redact(r, self.secrets) for r in resp.redirects],
+            "redirects": [mask_secrets(r, self.secrets) for r in resp.redirects],
             "elapsed_s": round(resp.elapsed_s, 3),
         }
         return ToolOutput(text, meta=meta)

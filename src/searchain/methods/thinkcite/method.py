@@ -9,7 +9,6 @@ in global number order), and the usage of the policy, the reward model pair and 
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +24,7 @@ from searchain.methods.thinkcite.reward import ProgressReward, RewardConfig
 from searchain.methods.thinkcite.reward_models import model_name
 from searchain.retrieval.base import Retriever
 from searchain.scoring import NLI
-from searchain.types import Node, Trace, Usage
+from searchain.types import Node, Trace, Usage, finite_float
 
 
 @dataclass
@@ -188,10 +187,6 @@ class ThinkCite:
         }
 
 
-def _finite(x: float | None) -> float | None:
-    return x if x is None or math.isfinite(x) else None
-
-
 def _node(n: TreeNode[Step], chosen: bool) -> Node:
     s = n.state
     parts = dict(n.reward.parts) if n.reward else {}
@@ -206,9 +201,9 @@ def _node(n: TreeNode[Step], chosen: bool) -> Node:
             "action": s.action,
             "depth": n.depth,
             "visits": n.visits,
-            "value": _finite(n.value),
-            "reward": _finite(n.reward.total) if n.reward else None,
-            "reward_parts": {k: _finite(v) for k, v in parts.items()},
+            "value": finite_float(n.value),
+            "reward": finite_float(n.reward.total) if n.reward else None,
+            "reward_parts": {k: finite_float(v) for k, v in parts.items()},
             "citations": s.citations,
             "searches": [x.to_dict() for x in s.searches],
             "notes": s.notes,

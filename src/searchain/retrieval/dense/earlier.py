@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from searchain.retrieval._store import PassageStore, encoded_text
-from searchain.retrieval.bm25 import METADATA_FILE
 from searchain.retrieval.dense.vectors import DENSE_FORMAT_VERSION, open_embeddings
+from searchain.retrieval.index_dir import METADATA_FILE
 
 _READ_ROWS = 4096  # rows of the earlier store read at a time while keying its texts
 

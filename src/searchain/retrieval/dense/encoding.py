@@ -17,10 +17,10 @@ from searchain.readers.embedders import TextEmbedder, is_packaged
 from searchain.readers.gguf_embedder import gguf_fingerprint
 from searchain.readers.st_embedder import HF_HINT, default_embedder_path, directory_fingerprint
 from searchain.retrieval._store import StoreWriter
-from searchain.retrieval.bm25 import StaleIndexError, _Progress
 from searchain.retrieval.dense.earlier import EarlierVectors
 from searchain.retrieval.dense.vectors import EMBEDDINGS_FILE
 from searchain.retrieval.dense.workdir import WorkDir
+from searchain.retrieval.index_dir import Progress, StaleIndexError
 from searchain.types import Passage
 
 
@@ -30,7 +30,7 @@ def encode_corpus(
     embedder: TextEmbedder,
     batch_size: int,
     show_progress: bool,
-    log: _Progress,
+    log: Progress,
     earlier: EarlierVectors | None = None,
 ) -> dict[str, Any]:
     """Store every passage and encode each chunk the work dir does not hold yet, taking the
@@ -92,12 +92,12 @@ def _vectors_of(
     """The chunk's vectors: the earlier index's where it encoded the same text, the model's
     for the rest; and how many were taken from the earlier index."""
     if earlier is None:
-        return _encode_chunk(embedder, chunk, batch_size, bar), 0
+        return encode_texts(embedder, chunk, batch_size, bar), 0
     found = [earlier.vector(text) for text in chunk]
     missing = [i for i, v in enumerate(found) if v is None]
     bar.update(len(chunk) - len(missing))
     encoded = (
-        _encode_chunk(embedder, [chunk[i] for i in missing], batch_size, bar) if missing else None
+        encode_texts(embedder, [chunk[i] for i in missing], batch_size, bar) if missing else None
     )
     dim = (encoded if encoded is not None else next(v for v in found if v is not None)).shape[-1]
     out = np.empty((len(chunk), dim), np.float32)
@@ -130,10 +130,11 @@ def _digest(texts: list[str]) -> str:
     return h.hexdigest()
 
 
-def _encode_chunk(
-    embedder: TextEmbedder, texts: list[str], batch_size: int, bar: Any
+def encode_texts(
+    embedder: TextEmbedder, texts: list[str], batch_size: int, bar: Any = None
 ) -> np.ndarray:
-    """Encode in batches of similar length (less padding), one progress step per batch."""
+    """Encode in batches of similar length (less padding); ``bar`` (a tqdm bar, if any)
+    moves one step per batch."""
     order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
     out: np.ndarray | None = None
     for start in range(0, len(texts), batch_size):
@@ -142,7 +143,8 @@ def _encode_chunk(
         if out is None:
             out = np.empty((len(texts), vectors.shape[1]), np.float32)
         out[rows] = vectors
-        bar.update(len(rows))
+        if bar is not None:
+            bar.update(len(rows))
     assert out is not None  # chunks are never empty
     return out
 

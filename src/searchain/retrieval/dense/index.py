@@ -16,15 +16,7 @@ import numpy as np
 
 from searchain.readers.embedders import TextEmbedder, open_embedder
 from searchain.retrieval._store import OFFSETS_FILE, PASSAGES_FILE, PassageStore
-from searchain.retrieval.bm25 import (
-    METADATA_FILE,
-    StaleIndexError,
-    _check_fresh,
-    _check_replaceable,
-    _Progress,
-    _publish,
-)
-from searchain.retrieval.corpus import corpus_fingerprint, detect_format, read_corpus
+from searchain.retrieval.corpus import corpus_fingerprint
 from searchain.retrieval.dense.earlier import EarlierVectors
 from searchain.retrieval.dense.encoding import (
     dist_version,
@@ -44,6 +36,15 @@ from searchain.retrieval.dense.vectors import (
     write_faiss_index,
 )
 from searchain.retrieval.dense.workdir import WorkDir
+from searchain.retrieval.index_dir import (
+    METADATA_FILE,
+    Progress,
+    StaleIndexError,
+    check_fresh,
+    check_replaceable,
+    corpus_passages,
+    publish,
+)
 from searchain.types import Passage
 
 
@@ -106,9 +107,9 @@ class DenseIndex:
         if batch_size < 1 or checkpoint_rows < 1:
             raise ValueError("batch_size and checkpoint_rows must be positive")
         out_dir = Path(out_dir)
-        _check_replaceable(out_dir)
+        check_replaceable(out_dir)
         fingerprint = corpus_fingerprint(corpus_path) if corpus_path is not None else None
-        log = _Progress(show_progress)
+        log = Progress(show_progress)
         embedder = open_embedder(model_path)
         model = model_info(embedder)
         check_index_type(index_type, model["dim"])  # before hours of encoding, not after
@@ -158,9 +159,7 @@ class DenseIndex:
         **options: Any,
     ) -> DenseIndex:
         """Read a corpus file (see :func:`read_corpus`) and :meth:`build` an index of it."""
-        fmt = fmt or detect_format(corpus_path)
-        passages = read_corpus(corpus_path, fmt, max_words=max_words)
-        reader = {"fmt": fmt, "max_words": None if fmt == "hotpotqa" else max_words}
+        passages, reader = corpus_passages(corpus_path, fmt, max_words)
         return cls.build(passages, out_dir, corpus_path=corpus_path, reader=reader, **options)
 
     def reindex(
@@ -182,7 +181,7 @@ class DenseIndex:
         out_dir = Path(out_dir)
         if out_dir.resolve() == self.path.resolve():
             raise ValueError("reindex writes a new index; give it another directory")
-        _check_replaceable(out_dir)
+        check_replaceable(out_dir)
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
         try:
@@ -197,7 +196,7 @@ class DenseIndex:
             metadata = {**self.metadata, "index": index_meta, "created": _now()}
             (tmp / METADATA_FILE).write_text(json.dumps(metadata, indent=2) + "\n")
             tmp.chmod(0o755)  # mkdtemp makes it private; the published index should not be
-            _publish(tmp, out_dir)
+            publish(tmp, out_dir)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -238,7 +237,7 @@ class DenseIndex:
                 f"version of searchain reads format {DENSE_FORMAT_VERSION}; rebuild the index"
             )
         if corpus_path is not None:
-            _check_fresh(path, metadata.get("corpus"), Path(corpus_path))
+            check_fresh(path, metadata.get("corpus"), Path(corpus_path))
         resolved = resolve_model(metadata["model"], model_path)
         if model_fingerprint(Path(resolved)) != metadata["model"]["fingerprint"]:
             raise StaleIndexError(

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from searchain.retrieval.bm25 import StaleIndexError
+from searchain.retrieval.index_dir import StaleIndexError
 
 DENSE_FORMAT_VERSION = 1
 INDEX_TYPES = ("flat", "ivf", "hnsw")  # or any faiss index_factory string, e.g. "IVF4096,PQ48"

@@ -9,8 +9,8 @@ import shutil
 from pathlib import Path
 from typing import IO, Any
 
-from searchain.retrieval.bm25 import _Progress, _publish
 from searchain.retrieval.dense.vectors import DENSE_FORMAT_VERSION
+from searchain.retrieval.index_dir import Progress, publish
 
 PROGRESS_FILE = "progress.json"
 LOCK_FILE = ".lock"
@@ -21,7 +21,7 @@ class WorkDir:
     failure so the next run resumes, renamed into place on success."""
 
     def __init__(
-        self, path: Path, model: dict[str, Any], index_title: bool, rows: int, log: _Progress
+        self, path: Path, model: dict[str, Any], index_title: bool, rows: int, log: Progress
     ) -> None:
         self.path = path
         self.log = log
@@ -89,7 +89,7 @@ class WorkDir:
         (self.path / PROGRESS_FILE).unlink(missing_ok=True)
         (self.path / LOCK_FILE).unlink(missing_ok=True)  # our descriptor keeps the lock
         self.path.chmod(0o755)
-        _publish(self.path, out_dir)
+        publish(self.path, out_dir)
 
     def discard(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from searchain.retrieval.bm25 import METADATA_FILE, BM25Index
+from searchain.retrieval.bm25 import BM25Index
 from searchain.retrieval.documents.files import (
     FileEntry,
     ParseJob,
@@ -31,6 +31,7 @@ from searchain.retrieval.documents.files import (
 from searchain.retrieval.documents.report import IndexReport, Progress
 from searchain.retrieval.documents.sandbox import Failure, run_sandboxed
 from searchain.retrieval.documents.sites import Record, Sites, survey
+from searchain.retrieval.index_dir import METADATA_FILE
 from searchain.types import Passage
 
 MANIFEST = "documents.json"
@@ -124,11 +125,11 @@ def index_documents(
     old_readers = (old_manifest or {}).get("extractors") or {}
     stale = {kind for kind, name in readers.items() if old_readers.get(kind) != name}
     report = IndexReport(skipped=dict(skipped))
-    entries, to_read = _plan(files, old_files, report, stale)
+    entries, to_read = plan_files(files, old_files, report, stale)
     progress.total(len(files))
     stats: dict[str, float] = {}
     old_sites: Record = (old_manifest or {}).get("repeated_blocks") or {}
-    sites = _survey(read, stats, files, entries, to_read, report, old_sites)
+    sites = survey_sites(read, stats, files, entries, to_read, report, old_sites)
     for rel in report.unchanged:
         progress.file_done(rel, 0)
 
@@ -147,7 +148,7 @@ def index_documents(
         )
     except ValueError as e:
         if "empty corpus" in str(e):
-            raise _nothing_readable(paths, report) from None
+            raise nothing_readable(paths, report) from None
         raise
     finally:
         if old_index is not None:
@@ -157,7 +158,7 @@ def index_documents(
     return index, report
 
 
-def _survey(
+def survey_sites(
     read: ReadOptions,
     stats: dict[str, float],
     files: list[FileEntry],
@@ -179,7 +180,7 @@ def _survey(
     return sites
 
 
-def _plan(
+def plan_files(
     files: list[FileEntry], old_files: dict[str, Any], report: IndexReport, stale: set[str]
 ) -> tuple[dict[str, dict[str, Any]], list[FileEntry]]:
     """Each file's manifest entry, and the files to read again (added, changed, read by an
@@ -299,7 +300,7 @@ class _Build:
         return {MANIFEST: json.dumps(doc, indent=1, ensure_ascii=False) + "\n"}
 
 
-def _nothing_readable(paths: list[str | Path], report: IndexReport) -> DocumentIndexError:
+def nothing_readable(paths: list[str | Path], report: IndexReport) -> DocumentIndexError:
     """The error of a build that found no passage: the first files skipped, and why."""
     why = "".join(f"\n  {k}: {v}" for k, v in sorted(report.skipped.items())[:20])
     return DocumentIndexError(
@@ -357,7 +358,7 @@ def read_document_passages(
     build = _Build(paths, {}, {}, files, entries, report, None, Progress(), read.strict)
 
     def passages() -> Iterator[Passage]:
-        build.sites = _survey(read, {}, files, entries, files, report, {})
+        build.sites = survey_sites(read, {}, files, entries, files, report, {})
         yield from build.passages(read.parse([f for f in files if f.kind != "html"]))
 
     return passages(), report

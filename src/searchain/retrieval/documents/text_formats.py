@@ -15,7 +15,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from searchain.retrieval.documents.sections import Block, Document, Dropped, paragraphs
-from searchain.retrieval.llm_url.html_text import _SKIP_TAGS
+from searchain.retrieval.llm_url.html_text import SKIP_TAGS
 
 _HEADING_TAGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 _HTML_BLOCKS = {
@@ -211,7 +211,7 @@ class _Sections(HTMLParser):
             return
         if tag == "title":
             self._in_title = True
-        elif tag in _SKIP_TAGS:
+        elif tag in SKIP_TAGS:
             self._skip_depth += 1
         elif tag in _HEADING_TAGS and not self._skip_depth:
             self.end_block()
@@ -227,7 +227,7 @@ class _Sections(HTMLParser):
             return
         if tag == "title":
             self._in_title = False
-        elif tag in _SKIP_TAGS:
+        elif tag in SKIP_TAGS:
             self._skip_depth = max(0, self._skip_depth - 1)
         elif tag in _HEADING_TAGS and self._heading is not None:
             level, parts = self._heading

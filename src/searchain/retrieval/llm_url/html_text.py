@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
-_SKIP_TAGS = set(
+# Tags whose text is never content (a document folder's HTML reader skips them too).
+SKIP_TAGS = set(
     "script style noscript nav header footer form button svg math template iframe object select "
     "textarea head".split()
 )
@@ -70,7 +71,7 @@ class _Extractor(HTMLParser):
             self._in_title = True
         if tag == "h1" and ident == "firstHeading":
             self._in_first_heading = True
-        skip = skipping or tag in _SKIP_TAGS or bool(classes & _SKIP_CLASSES) or ident in _SKIP_IDS
+        skip = skipping or tag in SKIP_TAGS or bool(classes & _SKIP_CLASSES) or ident in _SKIP_IDS
         if a.get("role") == "navigation" or a.get("hidden") is not None:
             skip = True
         if not skip and (classes & _CONTENT_CLASSES or ident in _CONTENT_IDS):

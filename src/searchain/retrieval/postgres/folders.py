@@ -20,9 +20,9 @@ from searchain.retrieval.documents.build import (
     MANIFEST_VERSION,
     DocumentIndexError,
     ReadOptions,
-    _nothing_readable,
-    _plan,
-    _survey,
+    nothing_readable,
+    plan_files,
+    survey_sites,
 )
 from searchain.retrieval.documents.files import FileEntry, extractors
 from searchain.retrieval.documents.report import IndexReport, Progress
@@ -58,12 +58,12 @@ def index_folders(
         old_files = {u: e for u, e in units.items() if e.get("shape") == shape}
         stale: set[str] = set()
         report = IndexReport(skipped=dict(skipped))
-        entries, to_read = _plan(files, old_files, report, stale)
+        entries, to_read = plan_files(files, old_files, report, stale)
         report.removed = sorted(set(units) - set(entries))
         progress.total(len(files))
         stats: dict[str, float] = {}
         old_sites = manifest.get("repeated_blocks") or {}
-        sites = _survey(read, stats, files, entries, to_read, report, old_sites)
+        sites = survey_sites(read, stats, files, entries, to_read, report, old_sites)
         for rel in report.unchanged:
             progress.file_done(rel, 0)
         parsed = read.parse([f for f in to_read if f.kind != "html"], stats)
@@ -88,7 +88,7 @@ def index_folders(
         )
         report.passages = _count(writer)
     if not report.passages:
-        raise _nothing_readable(paths, report)
+        raise nothing_readable(paths, report)
     report.seconds = time.perf_counter() - t0
     report.parser_peak_mb = stats.get("worker_peak_mb", 0.0)
     return report

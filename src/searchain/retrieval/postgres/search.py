@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from searchain.retrieval.postgres.schema import Collection, find_collection
+from searchain.retrieval.postgres.store import vector_text
 from searchain.retrieval.postgres.target import Target, connect, parse_target
 from searchain.retrieval.postgres.tokens import Analyzer
 from searchain.types import Passage
@@ -189,12 +190,8 @@ class PostgresIndex:
             "counts": counts,
             "k1": float(self._bm25["k1"]),
             "b": float(self._bm25["b"]),
-            "vec": _vector(vector) if vector is not None else None,
+            "vec": vector_text(vector) if vector is not None else None,
             "depth": depth,
             "krrf": K_RRF,
             "k": k,
         }
-
-
-def _vector(row: np.ndarray) -> str:
-    return "[" + ",".join(repr(float(x)) for x in np.asarray(row, dtype=np.float32).tolist()) + "]"

@@ -137,7 +137,7 @@ def _insert_passages(
                 total += length
                 df.update(tf.keys())
                 postings.extend((coll.id, t, pk, n, length) for t, n in tf.items())
-                vector = _vector_text(vectors[i]) if vectors is not None else None
+                vector = vector_text(vectors[i]) if vectors is not None else None
                 source = json.dumps(p.source, ensure_ascii=False) if p.source else None
                 copy.write_row((pk, coll.id, unit, p.id, p.title, p.text, source, length, vector))
         with cur.copy(f"COPY searchain.postings {_POSTING_COLUMNS} FROM STDIN") as copy:
@@ -153,6 +153,6 @@ def _insert_passages(
     return len(passages), total
 
 
-def _vector_text(row: np.ndarray) -> str:
+def vector_text(row: np.ndarray) -> str:
     """pgvector's text form; float32's shortest repr round-trips exactly."""
-    return "[" + ",".join(repr(float(x)) for x in row.astype(np.float32).tolist()) + "]"
+    return "[" + ",".join(repr(float(x)) for x in np.asarray(row, dtype=np.float32).tolist()) + "]"

@@ -12,7 +12,8 @@ from typing import Any
 import bm25s
 import Stemmer
 
-from searchain.retrieval.bm25 import _TOKEN_PATTERN
+from searchain.retrieval._store import encoded_text
+from searchain.retrieval.index_dir import TOKEN_PATTERN
 
 BM25_SETTINGS = {"k1": 1.5, "b": 0.75, "method": "lucene"}
 
@@ -21,7 +22,7 @@ def tokenizer_settings(index_title: bool = True) -> dict[str, Any]:
     """The tokenizer a collection records (the defaults of ``BM25Index.build``)."""
     return {
         "lower": True,
-        "pattern": _TOKEN_PATTERN,
+        "pattern": TOKEN_PATTERN,
         "stopwords": "en",
         "stemmer": "english",
         "index_title": index_title,
@@ -51,7 +52,7 @@ class Analyzer:
     def passage_terms(self, title: str, text: str) -> tuple[Counter[str], int]:
         """A passage's term frequencies and its BM25 length. bm25s counts a text without
         any word as one empty token; it matches no query but weighs in the mean length."""
-        indexed = f"{title}\n{text}" if self.settings["index_title"] and title else text
+        indexed = encoded_text(title, text, self.settings["index_title"])
         words = self.terms(indexed)
         if not words and not self._split(indexed.lower()):
             return Counter(), 1

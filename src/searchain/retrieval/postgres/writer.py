@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from searchain.retrieval._store import encoded_text
 from searchain.retrieval.postgres.schema import Collection, open_collection
 from searchain.retrieval.postgres.store import replace_unit
 from searchain.retrieval.postgres.target import Target, connect
@@ -64,11 +65,11 @@ class CollectionWriter:
         replace_unit(self.conn, self.collection, self.analyzer, unit, entry, passages, vectors)
 
     def _encode(self, passages: Sequence[Passage]) -> np.ndarray:
-        from searchain.retrieval.dense.encoding import _encode_chunk
+        from searchain.retrieval.dense.encoding import encode_texts
 
         with_title = self.collection.settings["tokenizer"]["index_title"]
-        texts = [f"{p.title}\n{p.text}" if with_title and p.title else p.text for p in passages]
-        return _encode_chunk(self._embedder, texts, self.batch_size, _NoBar())
+        texts = [encoded_text(p.title, p.text, with_title) for p in passages]
+        return encode_texts(self._embedder, texts, self.batch_size)
 
     def close(self) -> None:
         self.conn.close()
@@ -88,8 +89,3 @@ def batch_digest(passages: Sequence[Passage]) -> str:
             h.update(part.encode())
             h.update(b"\0")
     return h.hexdigest()
-
-
-class _NoBar:
-    def update(self, n: int) -> None:
-        pass
