@@ -13,9 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from searchain.cli import app
-from searchain.eval import maxprob_baseline as mb
-from searchain.eval import naive_platt
 from searchain.eval import selective as sel
+from searchain.eval.selective import maxprob_baseline as mb
+from searchain.eval.selective import naive_platt
 from searchain.scoring.confidence import maxprob
 from searchain.scoring.confidence.certification import split_of
 

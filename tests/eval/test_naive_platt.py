@@ -12,8 +12,8 @@ from selective_kit import write_run
 from typer.testing import CliRunner
 
 from searchain.cli import app
-from searchain.eval import naive_platt
 from searchain.eval import selective as sel
+from searchain.eval.selective import naive_platt
 from searchain.scoring.confidence.calibration import choose_l2, fit_logistic
 from searchain.scoring.confidence.certification import split_of
 

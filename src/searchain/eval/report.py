@@ -139,8 +139,8 @@ def analyses(
     (:mod:`searchain.eval.selective.report`). Correct = the item's cover-EM (of its final
     answer) as recorded by the run, or as rescored (:mod:`searchain.eval.rescore`). With
     ``naive_platt_runs`` (calibration runs), the naive confidence is also compared
-    Platt-scaled on their fit items (:mod:`searchain.eval.naive_platt`); with
-    ``maxprob_platt_runs``, MaxProb too (:mod:`searchain.eval.maxprob_baseline`).
+    Platt-scaled on their fit items (:mod:`searchain.eval.selective.naive_platt`); with
+    ``maxprob_platt_runs``, MaxProb too (:mod:`searchain.eval.selective.maxprob_baseline`).
     ``selective_rows`` receives the selective statistics as rows (selective.csv)."""
     from searchain.eval.analyses import ir_effects
     from searchain.eval.method_kinds import in_full

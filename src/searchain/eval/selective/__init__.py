@@ -33,8 +33,9 @@ gives the paired interval of their difference (e.g. AURC(calibrated) − AURC(na
 
 The statistics live in :mod:`.metrics` (curves, ECE, Brier, log-loss) and :mod:`.intervals`
 (all of them at once, with bootstrap intervals); the report's section in :mod:`.report` (its
-items collected by :mod:`.method_confidence`, its cells written by :mod:`.cells`) and its
-plots in :mod:`.plots`. The names of the first two are this package's.
+items collected by :mod:`.method_confidence`, its cells written by :mod:`.cells`, its
+Platt-scaled baselines fit by :mod:`.naive_platt` and :mod:`.maxprob_baseline`) and its plots
+in :mod:`.plots`. The names of the first two are this package's.
 """
 
 from searchain.eval.selective.intervals import (

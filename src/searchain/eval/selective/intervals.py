@@ -15,11 +15,11 @@ import numpy as np
 from searchain.eval.bootstrap import percentile_interval, resample_indices
 from searchain.eval.selective.metrics import (
     BINS,
-    _answered,
-    _arrays,
-    _cumulative_errors,
-    _ece,
-    _probability_scores,
+    answered,
+    arrays,
+    cumulative_errors,
+    ece_of,
+    probability_scores,
 )
 
 COVERAGES = (0.5, 0.8, 1.0)  # the coverages selective accuracy is reported at
@@ -77,14 +77,14 @@ def _lift(accuracy: Sequence[float], coverages: Sequence[float]) -> list[float]:
 
 def _statistics(conf: np.ndarray, right: np.ndarray, coverages: Sequence[float], bins: int):
     k = np.arange(1, conf.size + 1)
-    errors = _cumulative_errors(conf, right)
-    accuracy = [1.0 - errors[(j := _answered(c, conf.size)) - 1] / j for c in coverages]
+    errors = cumulative_errors(conf, right)
+    accuracy = [1.0 - errors[(j := answered(c, conf.size)) - 1] / j for c in coverages]
     share = right.mean()
-    probability = _probability_scores(conf, right)
+    probability = probability_scores(conf, right)
     return np.array(
         [
             (errors / k).mean(),
-            _ece(conf, right, bins),
+            ece_of(conf, right, bins),
             probability[0],
             share * (1 - share),
             probability[1],
@@ -102,7 +102,7 @@ def statistics(
 ) -> dict[str, float]:
     """AURC, ECE (``bins`` bins), the Brier score, the base rate's Brier score, the log-loss
     and the selective accuracy at each coverage, by :func:`statistic_names`."""
-    values = _statistics(*_arrays(confidence, correct), coverages, bins)
+    values = _statistics(*arrays(confidence, correct), coverages, bins)
     return dict(zip(statistic_names(coverages), map(float, values), strict=True))
 
 
@@ -160,8 +160,8 @@ def compare(
     """Two confidences of the same items (e.g. a calibrated one and the naive one) with
     percentile bootstrap intervals from ``n`` item resamples, and the paired intervals of
     the differences ``a − b``."""
-    ca, right = _arrays(a, correct)
-    cb, _ = _arrays(b, correct)
+    ca, right = arrays(a, correct)
+    cb, _ = arrays(b, correct)
     samples = _samples((ca, cb), right, coverages, bins, n, seed)
     pa, pb = (_statistics(c, right, coverages, bins) for c in (ca, cb))
     return Comparison(
@@ -183,6 +183,6 @@ def bootstrap(
     alpha: float = 0.05,
 ) -> dict[str, Estimate]:
     """Each statistic of one confidence with its percentile bootstrap interval."""
-    conf, right = _arrays(confidence, correct)
+    conf, right = arrays(confidence, correct)
     samples = _samples((conf,), right, coverages, bins, n, seed)
     return _estimates(_statistics(conf, right, coverages, bins), samples[0], coverages, alpha)

@@ -1,7 +1,9 @@
 """The statistics of one confidence over items, point by point: the risk–coverage curve and
 its area (AURC), selective accuracy at a coverage, ECE and the bins of a reliability diagram,
 the Brier score (and the base rate's) and the log-loss. Ties and scales as the package notes
-(:mod:`searchain.eval.selective`) say.
+(:mod:`searchain.eval.selective`) say. The array kernels (:func:`arrays`,
+:func:`cumulative_errors`, :func:`answered`, :func:`ece_of`, :func:`probability_scores`) are
+public for :mod:`.intervals`, which computes them on each bootstrap resample.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ class Bin:
     accuracy: float
 
 
-def _arrays(confidence: Iterable[float], correct: Iterable[float]) -> tuple[np.ndarray, ...]:
+def arrays(confidence: Iterable[float], correct: Iterable[float]) -> tuple[np.ndarray, ...]:
+    """The confidences and correctness (0 or 1) as float arrays, checked: one finite
+    confidence per item, at least one item."""
     conf = np.asarray(list(confidence), dtype=float)
     right = np.asarray(list(correct), dtype=float)
     if conf.shape != right.shape or conf.ndim != 1:
@@ -44,7 +48,7 @@ def _arrays(confidence: Iterable[float], correct: Iterable[float]) -> tuple[np.n
     return conf, right
 
 
-def _cumulative_errors(conf: np.ndarray, right: np.ndarray) -> np.ndarray:
+def cumulative_errors(conf: np.ndarray, right: np.ndarray) -> np.ndarray:
     """Expected errors among the k most confident items, k = 1..n (ties spread evenly)."""
     order = np.argsort(-conf, kind="stable")
     c, err = conf[order], 1.0 - right[order]
@@ -62,9 +66,9 @@ def risk_coverage(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(coverage, risk)``: coverage k/n and the selective risk among the k most confident
     items, for k = 1..n."""
-    conf, right = _arrays(confidence, correct)
+    conf, right = arrays(confidence, correct)
     k = np.arange(1, conf.size + 1)
-    return k / conf.size, _cumulative_errors(conf, right) / k
+    return k / conf.size, cumulative_errors(conf, right) / k
 
 
 def aurc(confidence: Iterable[float], correct: Iterable[float]) -> float:
@@ -72,7 +76,7 @@ def aurc(confidence: Iterable[float], correct: Iterable[float]) -> float:
     return float(risk_coverage(confidence, correct)[1].mean())
 
 
-def _answered(coverage: float, size: int) -> int:
+def answered(coverage: float, size: int) -> int:
     """⌈coverage·size⌉ items (at least one), robust to 0.7·10 = 7.000000000000001."""
     if not 0 < coverage <= 1:
         raise ValueError(f"coverage must be in (0, 1], got {coverage}")
@@ -83,9 +87,9 @@ def selective_accuracy(
     confidence: Iterable[float], correct: Iterable[float], coverage: float
 ) -> float:
     """The accuracy on the ⌈coverage·n⌉ most confident items (ties as in the module notes)."""
-    conf, right = _arrays(confidence, correct)
-    k = _answered(coverage, conf.size)
-    return float(1.0 - _cumulative_errors(conf, right)[k - 1] / k)
+    conf, right = arrays(confidence, correct)
+    k = answered(coverage, conf.size)
+    return float(1.0 - cumulative_errors(conf, right)[k - 1] / k)
 
 
 def _bin_of(conf: np.ndarray, bins: int) -> np.ndarray:
@@ -100,7 +104,7 @@ def reliability_bins(
 ) -> list[Bin]:
     """The ``bins`` equal-width bins of [0, 1] with their counts, mean confidences and
     accuracies: the points of a reliability diagram."""
-    conf, right = _arrays(confidence, correct)
+    conf, right = arrays(confidence, correct)
     if conf.min() < 0 or conf.max() > 1:
         raise ValueError("a reliability diagram needs confidences in [0, 1]")
     which = _bin_of(conf, bins)
@@ -114,7 +118,8 @@ def reliability_bins(
     return out
 
 
-def _ece(conf: np.ndarray, right: np.ndarray, bins: int) -> float:
+def ece_of(conf: np.ndarray, right: np.ndarray, bins: int) -> float:
+    """:func:`ece` of checked arrays (:func:`arrays`)."""
     if conf.min() < 0 or conf.max() > 1:
         return math.nan  # not on the scale of a probability: nothing to calibrate against
     which = _bin_of(conf, bins)
@@ -129,10 +134,10 @@ def _ece(conf: np.ndarray, right: np.ndarray, bins: int) -> float:
 def ece(confidence: Iterable[float], correct: Iterable[float], bins: int = BINS) -> float:
     """Expected calibration error: Σ over equal-width bins of (n_b / n)·|acc_b − conf_b|;
     NaN when a confidence lies outside [0, 1]."""
-    return _ece(*_arrays(confidence, correct), bins)
+    return ece_of(*arrays(confidence, correct), bins)
 
 
-def _probability_scores(conf: np.ndarray, right: np.ndarray) -> tuple[float, float]:
+def probability_scores(conf: np.ndarray, right: np.ndarray) -> tuple[float, float]:
     """Brier score and log-loss (NaN, NaN for a confidence outside [0, 1])."""
     if conf.min() < 0 or conf.max() > 1:
         return math.nan, math.nan
@@ -144,7 +149,7 @@ def _probability_scores(conf: np.ndarray, right: np.ndarray) -> tuple[float, flo
 def brier(confidence: Iterable[float], correct: Iterable[float]) -> float:
     """The Brier score, mean (confidence − correct)² (lower is better); NaN when a
     confidence lies outside [0, 1]."""
-    return _probability_scores(*_arrays(confidence, correct))[0]
+    return probability_scores(*arrays(confidence, correct))[0]
 
 
 def base_rate_brier(correct: Iterable[float]) -> float:
@@ -160,7 +165,7 @@ def log_loss(confidence: Iterable[float], correct: Iterable[float]) -> float:
     confidence p clipped to [LOG_LOSS_CLIP, 1 − LOG_LOSS_CLIP] = [1e-6, 1 − 1e-6] so that a
     wrong 0 or 1 costs ln(10⁶) ≈ 13.8, not infinity; NaN when a confidence lies outside
     [0, 1]."""
-    return _probability_scores(*_arrays(confidence, correct))[1]
+    return probability_scores(*arrays(confidence, correct))[1]
 
 
 def naive_probability(logprob_mean: Iterable[float]) -> np.ndarray:

@@ -3,10 +3,10 @@ confidence (``trace["confidence"]``), its risk–coverage AURC, ECE (bins stated
 (beside the base rate's), log-loss and selective cover-EM against the naive confidence (the
 answer's mean token log-probability) on the same items, with bootstrap intervals and the
 paired intervals of the differences; optionally against the Platt-scaled naive baseline too
-(:mod:`searchain.eval.naive_platt`, fit on calibration runs the caller names). The statistics
+(:mod:`.naive_platt`, fit on calibration runs the caller names). The statistics
 are :mod:`searchain.eval.selective`'s; the items :mod:`.method_confidence`'s; the plots
 (``risk_coverage.png``, ``reliability.png``) :mod:`.plots`'. A method run with ``maxprob``
-also gets the MaxProb baseline's table (:mod:`searchain.eval.maxprob_baseline`).
+also gets the MaxProb baseline's table (:mod:`.maxprob_baseline`).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from searchain.eval import maxprob_baseline, naive_platt
 from searchain.eval import selective as sel
 from searchain.eval.run_records import RunRecords
+from searchain.eval.selective import maxprob_baseline, naive_platt
 from searchain.eval.selective.cells import ROWS, UNCAL, cell, csv_rows, diff
 from searchain.eval.selective.method_confidence import MethodConfidence, collect, describe
 
@@ -148,21 +148,6 @@ _HOW_TO_READ = (
 )
 
 
-def platt_baselines(
-    found: Sequence[MethodConfidence], runs: Sequence[RunRecords], calibration: Sequence[Path]
-) -> dict[str, dict[str, Any] | str]:
-    """Per method with naive values, its Platt map fit on the ``calibration`` runs (never on
-    an item of the reported ``runs``), or why none could be fit."""
-    reported = {str(r.get("id")) for run in runs for r in run.records}
-    out: dict[str, dict[str, Any] | str] = {}
-    for method in sorted({m.method for m in found if m.with_naive.any()}):
-        try:
-            out[method] = naive_platt.fit_naive_platt(calibration, method, reported)
-        except ValueError as e:
-            out[method] = str(e)
-    return out
-
-
 def section(
     runs: Sequence[RunRecords],
     seed: int = 0,
@@ -177,10 +162,17 @@ def section(
     also compared Platt-scaled. ``sink`` receives every statistic shown, as rows
     (``selective.cells.CSV_FIELDS``: the report's selective.csv)."""
     found, without = collect(runs)
-    platt = platt_baselines(found, runs, naive_platt_runs) if naive_platt_runs else {}
+    with_naive = [m.method for m in found if m.with_naive.any()]
     with_maxprob = [m.method for m in found if np.isfinite(m.maxprob).any()]
+    platt = (
+        naive_platt.platt_baselines(with_naive, runs, naive_platt_runs, naive_platt.fit_naive_platt)
+        if naive_platt_runs
+        else {}
+    )
     mp_platt = (
-        maxprob_baseline.platt_baselines(with_maxprob, runs, maxprob_platt_runs)
+        naive_platt.platt_baselines(
+            with_maxprob, runs, maxprob_platt_runs, maxprob_baseline.fit_maxprob_platt
+        )
         if maxprob_platt_runs
         else {}
     )

@@ -5,7 +5,7 @@ MaxProb is the mean token probability of the final answer in the call that wrote
 setting ``maxprob``). The report compares a method's confidence with it on the items that
 have a MaxProb value, as it does with the naive confidence: raw (exp of a mean
 log-probability, an uncalibrated score) and, with calibration runs (``--maxprob-platt``),
-Platt-scaled on their *fit* items only (:func:`searchain.eval.naive_platt.fit_platt` of
+Platt-scaled on their *fit* items only (:func:`.naive_platt.fit_platt` of
 ln MaxProb, never on a reported item). Items without a value are counted with the reasons
 their traces give.
 """
@@ -20,9 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from searchain.eval import naive_platt
 from searchain.eval import selective as sel
-from searchain.eval.run_records import RunRecords
+from searchain.eval.selective import naive_platt
 from searchain.eval.selective.cells import ROWS, cell, csv_rows, diff
 from searchain.scoring.confidence import maxprob
 
@@ -41,21 +40,6 @@ def fit_maxprob_platt(
 ) -> dict[str, Any]:
     """The Platt map of ``method``'s MaxProb, fit on the fit items of the calibration runs."""
     return naive_platt.fit_platt(run_dirs, method, exclude, log_maxprob, FEATURE, MAPS)
-
-
-def platt_baselines(
-    methods: Sequence[str], runs: Sequence[RunRecords], calibration: Sequence[Path]
-) -> dict[str, dict[str, Any] | str]:
-    """Per method, its MaxProb Platt map fit on the ``calibration`` runs (never on an item of
-    the reported ``runs``), or why none could be fit."""
-    reported = [str(r.get("id")) for run in runs for r in run.records]
-    out: dict[str, dict[str, Any] | str] = {}
-    for method in sorted(set(methods)):
-        try:
-            out[method] = fit_maxprob_platt(calibration, method, reported)
-        except ValueError as e:
-            out[method] = str(e)
-    return out
 
 
 def _absent(reasons: Counter[str]) -> str:

@@ -13,7 +13,8 @@ answer is right" (cover-EM) on the log-probability, fit by the calibrator's own 
 naive score (increasing when higher log-probabilities are right more often), so its ranking
 — the risk–coverage curve and AURC — is the naive one; what it changes is the calibration
 statistics (ECE, Brier, log-loss). :func:`fit_platt` is the same fit for any one-number
-baseline a record carries (the MaxProb baseline's: ``eval/maxprob_baseline.py``).
+baseline a record carries (the MaxProb baseline's: :mod:`.maxprob_baseline`), and
+:func:`platt_baselines` fits one map per reported method, by either fit.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from searchain.eval.rescore import run_model
+from searchain.eval.run_records import RunRecords
 from searchain.eval.runner import read_results
 from searchain.scoring.confidence.calibration import choose_l2, fit_logistic
 from searchain.scoring.confidence.calibrator import Calibrator
@@ -34,6 +36,8 @@ from searchain.scoring.confidence.certification import SPLIT_RULE, split_of
 FEATURE = "naive_logprob"  # the one signal: the answer's mean token log-probability
 MIN_FIT_ITEMS = 10
 Reader = Callable[[dict], Any]  # a record's baseline value (None without one)
+# A Platt fit of one method on calibration runs, leaving out the given (reported) items.
+Fit = Callable[[Sequence[Path], str, Sequence[str]], dict[str, Any]]
 
 
 def _naive(record: dict) -> float | None:
@@ -133,6 +137,22 @@ def fit_naive_platt(
     platt = fit_platt(run_dirs, method, exclude, _naive, FEATURE, "naive")
     platt.update(name=f"naive-platt--{method}", maps="naive log-prob")
     return platt
+
+
+def platt_baselines(
+    methods: Sequence[str], runs: Sequence[RunRecords], calibration: Sequence[Path], fit: Fit
+) -> dict[str, dict[str, Any] | str]:
+    """Per method, its Platt map by ``fit`` (:func:`fit_naive_platt` or
+    ``maxprob_baseline.fit_maxprob_platt``) on the ``calibration`` runs (never on an item of
+    the reported ``runs``), or why none could be fit."""
+    reported = [str(r.get("id")) for run in runs for r in run.records]
+    out: dict[str, dict[str, Any] | str] = {}
+    for method in sorted(set(methods)):
+        try:
+            out[method] = fit(calibration, method, reported)
+        except ValueError as e:
+            out[method] = str(e)
+    return out
 
 
 def platt_probability(calibrator: dict[str, Any], values: Iterable[float]) -> np.ndarray:
