@@ -171,12 +171,11 @@ def scale(url: str, base: list[Passage], vectors: np.ndarray, size: int, queries
     meta = {"dim": vecs.shape[1]}
     dense = DenseIndex(work / "none", bm25._store, vecs, None, meta, "")
     from searchain.readers.st_embedder import Embedder
-    from searchain.retrieval.dense.encoding import torch_threads
 
     embedder = Embedder(None)
     t_enc = []
     encoded = {}
-    with torch_threads(1):  # a query is encoded on one thread, as beside an LLM
+    with embedder.threads(1):  # a query is encoded on one thread, as beside an LLM
         for q in queries:
             t = time.perf_counter()
             encoded[q] = embedder.encode([q])[0]

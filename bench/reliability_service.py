@@ -27,7 +27,7 @@ from searchain.net.faults import HostileServer, Listener, LLMFaultServer
 from searchain.net.safe_http import HttpPolicy, fetch
 from searchain.retrieval.demo import default_index
 from searchain.server import Engine, Settings, create_app, running
-from searchain.server.models import SERVER_SIDE_OPTIONS, AskOptions
+from searchain.server.request_options import SERVER_SIDE_OPTIONS, AskOptions
 from searchain.tools.http import HttpTool
 
 try:
