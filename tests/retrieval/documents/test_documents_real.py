@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -27,32 +26,12 @@ from pathlib import Path
 
 import pytest
 
+from debian_docs import CACHE, fetch
 from searchain.retrieval.documents import index_documents
 from searchain.retrieval.documents.sections import to_passages
 from searchain.retrieval.documents.text_formats import parse_html
 
-CACHE = Path(os.environ.get("SEARCHAIN_TEST_CACHE", Path.home() / ".cache" / "searchain-tests"))
 WORD = re.compile(r"[^\W\d_]{2,}")
-
-
-def fetch(package: str) -> Path:
-    """The files of Debian package ``package``, extracted once into the cache."""
-    root = CACHE / "debian" / package
-    if (root / ".extracted").is_file():
-        return root
-    if not (shutil.which("apt-get") and shutil.which("dpkg")):
-        pytest.skip("fetching real documents needs apt-get and dpkg (Debian or Ubuntu)")
-    debs = CACHE / "debian" / "debs"
-    debs.mkdir(parents=True, exist_ok=True)
-    got = subprocess.run(["apt-get", "download", package], cwd=debs, capture_output=True)
-    if got.returncode != 0 and os.geteuid() == 0:  # no package lists yet: read them once
-        subprocess.run(["apt-get", "update", "-q"], capture_output=True, check=False)
-        got = subprocess.run(["apt-get", "download", package], cwd=debs, capture_output=True)
-    assert got.returncode == 0, got.stderr.decode(errors="replace")
-    deb = max(debs.glob(f"{package}_*.deb"), key=lambda p: p.stat().st_mtime)
-    subprocess.run(["dpkg", "-x", str(deb), str(root)], check=True)
-    (root / ".extracted").touch()
-    return root
 
 
 @pytest.fixture(scope="module")
