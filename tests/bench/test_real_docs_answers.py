@@ -222,3 +222,31 @@ def test_the_short_answer_golds_table_pairs_each_arm_with_the_arms_asked() -> No
     text = T.alias_markdown(rows, "m", "reported", 2, ["retrieve-read", "absent"])
     assert "| searchain | 2 | +50.0 [+0.0, +100.0] (1 / 0) |" in text
     assert "Paired with absent" not in text
+
+
+def test_the_route_table_counts_each_route_and_what_the_chain_added_over_the_first_read() -> None:
+    def routed(taken: str, final: float, first: float, seconds: float) -> dict:
+        first_read = {"right_whole": first, "right_short": first}
+        return {
+            "status": "ok", "kind": "one-passage", "short_answer": "x", "cover_em": 0.0,
+            "right_whole": final, "right_short": final, "right_derived": final,
+            "seconds": seconds, "route": {"taken": taken, "first_read": first_read},
+        }  # fmt: skip
+
+    rows = {
+        "searchain": {
+            "a": routed("read", 1.0, 1.0, 10.0),
+            "b": routed("chain", 1.0, 0.0, 50.0),  # the chain added it
+            "c": routed("chain", 0.0, 1.0, 70.0),  # the chain lost it
+            "d": routed("chain", 0.0, 0.0, 90.0),
+        },
+        "retrieve-read": {i: {"status": "ok", "kind": "one-passage", "short_answer": "x",
+                              "cover_em": 0.0, "right_whole": 1.0, "right_short": 1.0,
+                              "right_derived": 1.0, "seconds": 20.0} for i in "abcd"},
+    }  # fmt: skip
+    text = T.alias_markdown(rows, "m", "reported", 4, ["retrieve-read"])
+    assert "| searchain | read | 1 | 1/1, 100.0 [100.0, 100.0] |" in text
+    assert "| searchain | chain | 3 | 1/3, 33.3" in text and text.count("| 1 / 1 |") == 1
+    assert "| searchain | first read, every question | 4 | 2/4, 50.0" in text
+    assert "| searchain | 60.0 (4) | 3.00x (4) |" in text  # medians 60 s against 20 s
+    assert "| retrieve-read | read |" not in text  # an arm without routes has no route rows

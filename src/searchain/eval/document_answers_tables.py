@@ -86,7 +86,9 @@ def mean_of(rows: list[dict], key: str) -> str:
 
 def timed(rows: dict[str, dict]) -> dict[str, float]:
     """Seconds of the items answered with no cached call (whose seconds are honest)."""
-    return {i: r["seconds"] for i, r in rows.items() if not r.get("cached_calls")}
+    return {
+        i: r["seconds"] for i, r in rows.items() if "seconds" in r and not r.get("cached_calls")
+    }
 
 
 def median_seconds(rows: dict[str, dict]) -> str:
@@ -299,6 +301,50 @@ def alias_paired_rows(records: dict[str, dict[str, dict]], against: str) -> list
     return lines
 
 
+RIGHT_KEYS = ("right_whole", "right_short")
+
+
+def route_rows(records: dict[str, dict[str, dict]]) -> list[str]:
+    """SearChain reading first (issue 62), per arm that records its route: how often each route
+    was taken and how often it was right (whole / short answer), and on the chained questions
+    the right answers the chain added over the first read and those it lost."""
+    lines = [
+        "| arm | route | items | right, whole | right, short | chain added / lost (short) |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for arm, rows in records.items():
+        routed = [r for r in rows.values() if r.get("status") == "ok" and r.get("route")]
+        for taken in ("read", "chain"):
+            rs = [r for r in routed if r["route"].get("taken") == taken]
+            if not rs:
+                continue
+            gained = lost = 0
+            for r in rs if taken == "chain" else []:
+                first = float((r["route"].get("first_read") or {}).get("right_short") or 0.0)
+                gained += value(r, "right_short") > first
+                lost += value(r, "right_short") < first
+            delta = f"{gained} / {lost}" if taken == "chain" else "–"
+            cells = [arm, taken, str(len(rs))]
+            cells += [count_pct([value(r, k) for r in rs]) for k in RIGHT_KEYS]
+            lines.append("| " + " | ".join([*cells, delta]) + " |")
+        if routed:  # what never chaining would have answered: the first read of every question
+            firsts = [r["route"].get("first_read") or {} for r in routed]
+            cells = [arm, "first read, every question", str(len(routed))]
+            cells += [count_pct([float(f.get(k) or 0.0) for f in firsts]) for k in RIGHT_KEYS]
+            lines.append("| " + " | ".join([*cells, "–"]) + " |")
+    return lines if len(lines) > 2 else []
+
+
+def seconds_rows(records: dict[str, dict[str, dict]], against: str) -> list[str]:
+    """Median seconds a question of each arm (items with no cached call), and its ratio to
+    ``against``'s on the items both timed (fair only when the arms ran interleaved)."""
+    lines = [f"| arm | median seconds (items) | × {against} |", "|---|---:|---:|"]
+    for arm, rows in records.items():
+        ratio = seconds_ratio(rows, records[against]) if against in records else "–"
+        lines.append(f"| {arm} | {median_seconds(rows)} | {ratio} |")
+    return lines
+
+
 def alias_markdown(
     records: dict[str, dict[str, dict]],
     model: str,
@@ -330,4 +376,10 @@ def alias_markdown(
             "",
             *alias_paired_rows(records, against),
         ]
+    routes = route_rows(records)
+    if routes:
+        parts += ["", "By route (SearChain reading first; right/items, % with 95 % CI):", ""]
+        parts += routes
+    if paired_with and paired_with[0] in records:
+        parts += ["", "Seconds a question:", "", *seconds_rows(records, paired_with[0])]
     return "\n".join(parts)
