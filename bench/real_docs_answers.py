@@ -17,9 +17,11 @@ and two HTML sites ``bench/real_docs_recall.py`` fetches (its ``setup``, cached 
   environment, where llama-cpp-python is built: the server is the model host, not the peer),
   one thread for prompt and generation alike.
 
-Each arm x question is one JSON line in ``results/real-docs/<model>/<arm>.jsonl`` (``--out``):
-resumable, a recorded line is never redone (``--retry-failed`` redoes failed ones), a failing
-call is recorded, not fatal. Scored alike for every arm (``searchain.scoring.document_answers``;
+Each arm x question is one JSON line in ``results/real-docs/<model>/<arm>.jsonl`` (``--out``),
+its whole trace (for a searchain arm) one line of ``<arm>.traces.jsonl`` beside it (a
+calibrator reads its signals and configuration: ``bench/docs_calibrator.py``): resumable,
+a recorded line is never redone (``--retry-failed`` redoes failed ones), a failing call is
+recorded, not fatal. Scored alike for every arm (``searchain.scoring.document_answers``;
 the tables: ``searchain.eval.document_answers_tables``):
 
 * ``right_whole``, ``right_short``, ``right_derived`` (issue 62: the short-answer golds):
@@ -81,7 +83,12 @@ from bench.kit import RESULTS_DIR, ROOT
 from bench.real_docs_recall import CACHE
 from bench.real_docs_recall import setup as fetch_documents
 from bench.real_docs_sets import ARMS, PEER, SETS, QuestionSet, retriever_of
-from searchain.eval.document_answers_tables import alias_markdown, load_records, markdown
+from searchain.eval.document_answers_tables import (
+    alias_markdown,
+    load_records,
+    markdown,
+    traces_path,
+)
 from searchain.llm.llama_server import free_port, wait_ready
 from searchain.scoring.document_answers import (
     alias_scores,
@@ -91,6 +98,7 @@ from searchain.scoring.document_answers import (
     trace_record,
     view,
 )
+from searchain.types import strict_dumps
 
 RESULTS = RESULTS_DIR / "real-docs"
 DEFAULT_ARMS = ("retrieve-read", "searchain", PEER)
@@ -149,6 +157,8 @@ def run_searchain(
             record = {"status": "ok", **trace_record(q, trace)}
         except Exception as e:  # recorded per item, not fatal
             record = {"status": "failed", "error": f"{type(e).__name__}: {e}"}
+        else:  # before its record: a recorded item always has its trace
+            append_trace(out, q, trace)
         append(out, q, arm, model, record, time.perf_counter() - t0)
     return settings
 
@@ -293,6 +303,14 @@ def append(out: Path, q: dict, arm: str, model: str, record: dict, seconds: floa
     mark = "ok" if row["status"] == "ok" else "FAILED"
     said = f"right {row.get('right_whole')} cover-EM {row.get('cover_em')}"
     print(f"{arm} {q['id']}: {mark} {said} {seconds:.1f} s", file=sys.stderr)
+
+
+def append_trace(out: Path, q: dict, trace: Any) -> None:
+    """The whole trace of ``q``'s answer (its confidence signals and configuration are read
+    from it: a calibrator is fit on them), one strict-JSON line; on a rerun the last wins."""
+    with traces_path(out).open("a") as f:
+        f.write(strict_dumps({"id": q["id"], "trace": trace.to_dict()}, ensure_ascii=False))
+        f.write("\n")
 
 
 def write_manifest(folder: Path, update: dict[str, Any]) -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from searchain.eval import document_answers_tables as T
 from searchain.scoring.document_answers import holds, rescore, score, squash, trace_record, view
 from searchain.scoring.match import alias_match
@@ -250,3 +252,19 @@ def test_the_route_table_counts_each_route_and_what_the_chain_added_over_the_fir
     assert "| searchain | first read, every question | 4 | 2/4, 50.0" in text
     assert "| searchain | 60.0 (4) | 3.00x (4) |" in text  # medians 60 s against 20 s
     assert "| retrieve-read | read |" not in text  # an arm without routes has no route rows
+
+
+def test_traces_beside_the_records_keep_the_last_line_per_item_and_name_a_bad_line(
+    tmp_path: Path,
+) -> None:
+    records = tmp_path / "searchain-plan.jsonl"
+    traces = T.traces_path(records)
+    assert traces.name == "searchain-plan.traces.jsonl"
+    first, again = {"question": "q1"}, {"question": "q1, answered again"}
+    lines = [json.dumps({"id": "a", "trace": first}), json.dumps({"id": "a", "trace": again})]
+    traces.write_text("\n".join([*lines, '{"id": "b", "tra']))  # a run killed mid-line
+    assert T.load_traces(traces) == {"a": again}
+    traces.write_text("\n".join([lines[0], "not json", lines[1]]))
+    with pytest.raises(ValueError, match=r"searchain-plan.traces.jsonl:2: not a JSON line"):
+        T.load_traces(traces)
+    assert T.load_traces(tmp_path / "absent.traces.jsonl") == {}

@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -163,15 +163,51 @@ def fit_calibrator(
     by the fitted model, certifying its threshold: ``scoring/confidence/certification.py``).
     ``without``: checks the runs recorded whose signals this calibrator must not read (the
     plain calibrator for answers made without them, from runs that recorded MaxProb)."""
+    items = calibration_rows(run_dirs, method, item_ids(exclude_runs))
+    source = {
+        "runs": [str(r) for r in run_dirs],
+        "datasets": sorted({_dataset(r) for r in run_dirs}),
+        "excluded_items_of": [str(r) for r in exclude_runs],
+    }
+    return calibrator_of(items, method, source, delta, without)
+
+
+def items_of(answers: Iterable[tuple[str, Trace, bool]], model: str) -> CalibrationItems:
+    """Calibration items from answers made elsewhere than ``searchain eval`` (a benchmark's
+    own records: each item's id, its whole trace, whether it was right by that benchmark's
+    rule), answered with ``model``; an item twice is taken once (the first)."""
+    items = CalibrationItems()
+    for item, trace, right in answers:
+        if item in items.ids:
+            continue
+        items.ids.append(item)
+        items.rows.append(signals(trace))
+        items.right.append(bool(right))
+        items.configurations.append(configuration(trace, model_key(model)))
+        items.checks.append(checks_of(trace))
+    return items
+
+
+def calibrator_of(
+    items: CalibrationItems,
+    method: str,
+    source: dict[str, Any],
+    delta: float = DEFAULT_DELTA,
+    without: Sequence[str] = (),
+    features: Sequence[str] | None = None,
+) -> Calibrator:
+    """A calibrator for ``method``'s answers fit and certified on ``items``, split by the
+    committed rule (``split_of``); ``source`` (runs, datasets, excluded items) goes into its
+    provenance. ``without``: as for :func:`fit_calibrator`. ``features``: the signals it
+    reads (default: the method's own, the evidence step's where they help on the fit items)."""
     unknown = sorted(set(without) - set(CHECK_SIGNALS.values()))
     if unknown:
         raise ValueError(
             f"no check named {', '.join(unknown)} (checks: {', '.join(CHECK_SIGNALS.values())})"
         )
-    items = calibration_rows(run_dirs, method, item_ids(exclude_runs))
     fit, held = items.part("fit"), items.part("certify")
     if len(items.rows) < 20 or all(fit.right) or not any(fit.right) or not held.rows:
-        runs = ", ".join(map(str, run_dirs))
+        runs = ", ".join(map(str, source.get("runs", ())))
         raise ValueError(
             f"{method}: {len(items.rows)} finished answers, {sum(items.right)} right, in "
             f"{runs}: a calibrator needs at least 20, with right and wrong ones among the "
@@ -181,9 +217,12 @@ def fit_calibrator(
     aurocs = signal_aurocs(fit)  # before a missing check's value is imputed
     checked = checked_signals(items, without)
     imputed = impute_at_mean(fit.rows, checked)
-    features = (*calibration_signals(method), *checked)
     variant = calibrator_variant(method, tuple(sorted({CHECK_SIGNALS[s] for s in checked})))
-    features, chosen_by = with_evidence_signals(fit, features)
+    if features is None:
+        features = (*calibration_signals(method), *checked)
+        features, chosen_by = with_evidence_signals(fit, features)
+    else:  # named by the caller (chosen before the items were read), read as they are
+        features, chosen_by = tuple(features), None
     l2, losses = choose_l2(fit.rows, fit.right, features)
     calibrator = fit_logistic(fit.rows, fit.right, features, l2=l2)
     mapped = Calibrator.from_dict(calibrator)
@@ -200,13 +239,13 @@ def fit_calibrator(
         # shown as a probability only if, on the fit items, it beats the share right
         probability=losses[l2] < base_loss,
         fit_on={
-            "runs": [str(r) for r in run_dirs],
-            "datasets": sorted({_dataset(r) for r in run_dirs}),
+            "runs": list(source.get("runs", ())),
+            "datasets": list(source.get("datasets", ())),
             "items": len(items.rows),
             "right": int(sum(items.right)),
             "fit_items": len(fit.rows),
             "fit_right": int(sum(fit.right)),
-            "excluded_items_of": [str(r) for r in exclude_runs],
+            "excluded_items_of": list(source.get("excluded_items_of", ())),
             "fitted": datetime.date.today().isoformat(),
         },
         # fit answers a check could not measure, taken at the fit items' mean (per signal)
