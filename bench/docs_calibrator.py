@@ -27,7 +27,7 @@ from typing import Any
 from bench.real_docs_answers import RESULTS
 from bench.real_docs_sets import ARMS, SETS
 from searchain.eval.calibrate import CalibrationItems, calibrator_of, items_of
-from searchain.eval.document_answers_tables import load_records, load_traces, traces_path
+from searchain.eval.document_records import load_records, load_traces, traces_path
 from searchain.scoring.document_answers import rescore
 from searchain.types import Trace, strict_dumps
 

@@ -83,12 +83,8 @@ from bench.kit import RESULTS_DIR, ROOT
 from bench.real_docs_recall import CACHE
 from bench.real_docs_recall import setup as fetch_documents
 from bench.real_docs_sets import ARMS, PEER, SETS, QuestionSet, retriever_of
-from searchain.eval.document_answers_tables import (
-    alias_markdown,
-    load_records,
-    markdown,
-    traces_path,
-)
+from searchain.eval.document_answers_tables import alias_markdown, markdown
+from searchain.eval.document_records import load_records, traces_path
 from searchain.llm.llama_server import free_port, wait_ready
 from searchain.scoring.document_answers import (
     alias_scores,

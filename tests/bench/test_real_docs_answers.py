@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from searchain.eval import document_answers_tables as T
+from searchain.eval import document_records as R
 from searchain.scoring.document_answers import holds, rescore, score, squash, trace_record, view
 from searchain.scoring.match import alias_match
 
@@ -166,7 +167,7 @@ def recorded(arm: str, qid: str) -> tuple[dict, dict]:
     """The reported set's question ``qid`` and ``arm``'s recorded line for it, rescored."""
     lines = QUESTIONS.read_text().splitlines()
     questions = {q["id"]: q for q in map(json.loads, filter(str.strip, lines))}
-    record = T.load_records(RECORDS / f"{arm}.jsonl")[qid]
+    record = R.load_records(RECORDS / f"{arm}.jsonl")[qid]
     return questions[qid], rescore(questions[qid], record)
 
 
@@ -258,13 +259,13 @@ def test_traces_beside_the_records_keep_the_last_line_per_item_and_name_a_bad_li
     tmp_path: Path,
 ) -> None:
     records = tmp_path / "searchain-plan.jsonl"
-    traces = T.traces_path(records)
+    traces = R.traces_path(records)
     assert traces.name == "searchain-plan.traces.jsonl"
     first, again = {"question": "q1"}, {"question": "q1, answered again"}
     lines = [json.dumps({"id": "a", "trace": first}), json.dumps({"id": "a", "trace": again})]
     traces.write_text("\n".join([*lines, '{"id": "b", "tra']))  # a run killed mid-line
-    assert T.load_traces(traces) == {"a": again}
+    assert R.load_traces(traces) == {"a": again}
     traces.write_text("\n".join([lines[0], "not json", lines[1]]))
     with pytest.raises(ValueError, match=r"searchain-plan.traces.jsonl:2: not a JSON line"):
-        T.load_traces(traces)
-    assert T.load_traces(tmp_path / "absent.traces.jsonl") == {}
+        R.load_traces(traces)
+    assert R.load_traces(tmp_path / "absent.traces.jsonl") == {}

@@ -45,5 +45,5 @@ def test_named_features_are_the_ones_read_and_too_few_answers_are_refused() -> N
     got = calibrator_of(items, "searchain", {"runs": ["x"]}, features=named).to_dict()
     assert tuple(got["features"]) == named and "features_chosen_by" not in got
     few = items_of(answers[:12], run_model(RUN))
-    with pytest.raises(ValueError, match="12 finished answers.*at least 20"):
+    with pytest.raises(ValueError, match=r"12 finished answers.*at least 20"):
         calibrator_of(few, "searchain", {"runs": ["x"]})

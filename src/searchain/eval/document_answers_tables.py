@@ -9,9 +9,7 @@ possible."""
 
 from __future__ import annotations
 
-import json
 import statistics
-from pathlib import Path
 from typing import Any
 
 from searchain.eval.bootstrap import bootstrap_ci
@@ -27,46 +25,6 @@ CATEGORIES = (
     "retrieval missed the answer passage",
     "answer passage in hand, answer wrong",
 )
-
-
-def load_records(path: Path) -> dict[str, dict]:
-    """An arm's records (one JSON line each) as ``{question id: record}``, the latest line per
-    id (a cut last line is skipped)."""
-    out: dict[str, dict] = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            out[row["id"]] = row
-    return out
-
-
-def traces_path(records: Path) -> Path:
-    """Where the whole traces of an arm's records go: ``<arm>.traces.jsonl`` beside them."""
-    return records.with_name(records.stem + ".traces.jsonl")
-
-
-def load_traces(path: Path) -> dict[str, dict]:
-    """An arm's whole traces as ``{question id: trace dict}``, the latest line per id. A cut
-    last line (a run killed while writing) is skipped; any other line that is not JSON is an
-    error naming the file and the line."""
-    out: dict[str, dict] = {}
-    if not path.is_file():
-        return out
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            if n == len(lines):
-                continue
-            raise ValueError(f"{path}:{n}: not a JSON line ({e.msg})") from None
-        out[str(row["id"])] = row["trace"]
-    return out
 
 
 def category(r: dict[str, Any]) -> str:

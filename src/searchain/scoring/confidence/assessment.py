@@ -41,6 +41,7 @@ from searchain.scoring.confidence.calibrator import (
 from searchain.scoring.confidence.chain_signals import answer_in, searchain_signals
 from searchain.scoring.confidence.configuration import configuration
 from searchain.scoring.confidence.evidence_signals import evidence_signals
+from searchain.scoring.confidence.free_signals import free_signals
 from searchain.scoring.confidence.reasons import calibrated_reasons
 from searchain.text import normalize_answer
 from searchain.trace_extras import CHECKS_KEY as CHECKS_KEY  # checks.py writes it
@@ -80,6 +81,7 @@ def signals(trace: Trace) -> dict[str, float]:
         "answer_in_cited": answer_in(trace.answer, cited),
         "citations": float(min(len(cited_ids), 5)),
         "answer_is_yes_no": float(normalize_answer(trace.answer) in ("yes", "no")),
+        **free_signals(trace),  # whether the question was answered (free_signals.py)
     }
     if ChainExtras.of(trace).path is not None:  # a chain's path through its Tree-of-Reasoning
         out.update(searchain_signals(trace))
