@@ -79,37 +79,28 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.kit import RESULTS_DIR, ROOT
-from bench.real_docs_recall import CACHE
+from bench.kit import RESULTS_DIR
+from bench.real_docs_peer import (
+    PEER_PACKAGES,
+    PEER_VENV,
+    SERVER_CTX,
+    peer_command,
+    peer_python,
+    peer_versions,
+    run_peer,
+)
 from bench.real_docs_recall import setup as fetch_documents
+from bench.real_docs_records import append, append_trace, git_commit, write_manifest
 from bench.real_docs_sets import ARMS, PEER, SETS, QuestionSet, retriever_of
 from searchain.eval.document_answers_tables import alias_markdown, markdown
-from searchain.eval.document_records import load_records, traces_path
-from searchain.llm.llama_server import free_port, wait_ready
+from searchain.eval.document_records import load_records
 from searchain.scoring.document_answers import (
-    alias_scores,
     rescore,
-    score,
-    source_type,
     trace_record,
-    view,
 )
-from searchain.types import strict_dumps
 
 RESULTS = RESULTS_DIR / "real-docs"
 DEFAULT_ARMS = ("retrieve-read", "searchain", PEER)
-PEER_VENV = CACHE / "llamaindex-venv"
-PEER_PACKAGES = (
-    "llama-index-core",
-    "llama-index-llms-openai-like",
-    "llama-index-retrievers-bm25",
-    "llama-index-readers-file",
-)
-WORKER = ROOT / "bench" / "real_docs_llamaindex.py"
-CHAT_FORMATS = {"gemma-3-270m": "gemma"}
-SERVER_CTX = 16384  # the served context, and what LlamaIndex is told the model's window is
-
-
 # -- questions ------------------------------------------------------------------------------
 
 
@@ -157,168 +148,6 @@ def run_searchain(
             append_trace(out, q, trace)
         append(out, q, arm, model, record, time.perf_counter() - t0)
     return settings
-
-
-# -- the LlamaIndex arm ---------------------------------------------------------------------
-
-
-def peer_python() -> Path:
-    return PEER_VENV / "bin" / "python"
-
-
-def peer_versions() -> dict[str, str]:
-    done = subprocess.run(
-        [str(peer_python()), str(WORKER), "--versions"], capture_output=True, text=True, check=True
-    )
-    return json.loads(done.stdout)["versions"]
-
-
-def peer_command(corpus: Path, url: str, model: str) -> list[str]:
-    command = [str(peer_python()), str(WORKER), "--corpus", str(corpus), "--base-url", url]
-    return [*command, "--model", model, "--context-window", str(SERVER_CTX)]
-
-
-def start_server(gguf: Path, model: str, threads: int, log: Path) -> tuple[Any, str]:
-    """``llama_cpp.server`` on 127.0.0.1 with the GGUF, ``threads`` for prompt and generation."""
-    port = free_port()
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf)]
-    command += ["--model_alias", model, "--host", "127.0.0.1", "--port", str(port)]
-    command += ["--n_ctx", str(SERVER_CTX), "--n_threads", str(threads)]
-    command += ["--n_threads_batch", str(threads)]
-    # The server's default keeps the logits of every prompt position (n_ctx x vocabulary
-    # floats: 10 GB for Qwen at this context) and computes them all; nothing here reads them.
-    command += ["--logits_all", "false"]
-    if model in CHAT_FORMATS:  # a GGUF without a chat template (the server would guess llama-2)
-        command += ["--chat_format", CHAT_FORMATS[model]]
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("ab") as sink:
-        server = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        wait_ready(server, url, log, limit_s=600)  # a 1.5B model loads slowly
-    except BaseException:  # not ready, or the run stopped meanwhile: the server goes too
-        stop(server)
-        raise
-    return server, url
-
-
-def relative(path: str | None, corpus: Path) -> str:
-    try:
-        return str(Path(path or "").resolve().relative_to(corpus.resolve()))
-    except ValueError:
-        return str(path)
-
-
-def peer_record(q: dict[str, Any], result: dict[str, Any], corpus: Path) -> dict[str, Any]:
-    if "error" in result:
-        return {"status": "failed", "error": result["error"]}
-    sources = [
-        view(relative(s["file_path"], corpus), s.get("page"), s["text"]) for s in result["sources"]
-    ]
-    return {
-        "status": "ok",
-        "answer": result["answer"],
-        **score(q, result["answer"], sources, sources),
-        **alias_scores(q, result["answer"], None),  # no short answer: the reply is one
-        "cited": [
-            {"file": v["file"], "page": v["page"], "page_label": s.get("page_label")}
-            for v, s in zip(sources, result["sources"], strict=True)
-        ],
-        "llm_calls": result.get("llm_calls"),
-        "prompt_tokens": result.get("prompt_tokens"),
-        "completion_tokens": result.get("completion_tokens"),
-    }
-
-
-def run_peer(model: str, todo: list[dict], out: Path, threads: int, corpus: Path) -> dict:
-    """Answer ``todo`` with the LlamaIndex pipeline; returns its header (versions, sizes)."""
-    from searchain.llm.models import model_path
-
-    if not peer_python().exists():
-        raise SystemExit(
-            f"no LlamaIndex environment at {PEER_VENV}: run `python -m {__spec__.name} setup`"
-        )
-    server, url = start_server(
-        model_path(model), model, threads, CACHE / "real-docs" / f"llama-server-{model}.log"
-    )
-    worker = None
-    try:
-        worker = subprocess.Popen(
-            peer_command(corpus, url, model),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert worker.stdin is not None and worker.stdout is not None
-        for q in todo:
-            worker.stdin.write(json.dumps({"id": q["id"], "question": q["question"]}) + "\n")
-        worker.stdin.close()
-        header: dict[str, Any] = {}
-        by_id = {q["id"]: q for q in todo}
-        for line in worker.stdout:
-            try:
-                result = json.loads(line)
-            except json.JSONDecodeError:  # a library's print: not ours to parse
-                print(line, end="", file=sys.stderr)
-                continue
-            if "versions" in result:
-                header = result
-                print(f"LlamaIndex: {json.dumps(header)}", file=sys.stderr)
-                continue
-            q = by_id[result["id"]]
-            append(out, q, PEER, model, peer_record(q, result, corpus), result["seconds"])
-        if worker.wait() != 0:
-            print(f"the LlamaIndex worker exited with {worker.returncode}", file=sys.stderr)
-        return header
-    finally:
-        stop(worker)
-        stop(server)
-
-
-def stop(process: Any) -> None:
-    """End a process this bench started (the server finishes its request on SIGTERM: not
-    waited for beyond a few seconds)."""
-    if process is None or process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
-# -- records --------------------------------------------------------------------------------
-
-
-def append(out: Path, q: dict, arm: str, model: str, record: dict, seconds: float) -> None:
-    row = {"id": q["id"], "arm": arm, "model": model, "kind": q["kind"], "type": source_type(q)}
-    row |= record | {"seconds": round(seconds, 2)}
-    with out.open("a") as f:
-        f.write(json.dumps(row, ensure_ascii=False) + "\n")
-    mark = "ok" if row["status"] == "ok" else "FAILED"
-    said = f"right {row.get('right_whole')} cover-EM {row.get('cover_em')}"
-    print(f"{arm} {q['id']}: {mark} {said} {seconds:.1f} s", file=sys.stderr)
-
-
-def append_trace(out: Path, q: dict, trace: Any) -> None:
-    """The whole trace of ``q``'s answer (its confidence signals and configuration are read
-    from it: a calibrator is fit on them), one strict-JSON line; on a rerun the last wins."""
-    with traces_path(out).open("a") as f:
-        f.write(strict_dumps({"id": q["id"], "trace": trace.to_dict()}, ensure_ascii=False))
-        f.write("\n")
-
-
-def write_manifest(folder: Path, update: dict[str, Any]) -> None:
-    path = folder / "manifest.json"
-    manifest = json.loads(path.read_text()) if path.exists() else {}
-    manifest.update(update)
-    path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
-
-
-def git_commit() -> str:
-    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True)
-    return done.stdout.decode().strip() or "unknown"
 
 
 # -- commands -------------------------------------------------------------------------------
