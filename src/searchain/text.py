@@ -27,6 +27,12 @@ def contains_answer(text: str, answer: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(a)}(?!\w)", t) is not None
 
 
+def answers_agree(a: str, b: str) -> bool:
+    """Two answers say the same: one holds the other (:func:`contains_answer` either way;
+    never for an answer that normalises to nothing)."""
+    return contains_answer(a, b) or contains_answer(b, a)
+
+
 def _lcs(a: list[str], b: list[str]) -> int:
     if len(a) < len(b):
         a, b = b, a

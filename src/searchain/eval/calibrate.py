@@ -176,10 +176,11 @@ def items_of(answers: Iterable[tuple[str, Trace, bool]], model: str) -> Calibrat
     """Calibration items from answers made elsewhere than ``searchain eval`` (a benchmark's
     own records: each item's id, its whole trace, whether it was right by that benchmark's
     rule), answered with ``model``; an item twice is taken once (the first)."""
-    items = CalibrationItems()
+    items, seen = CalibrationItems(), set()
     for item, trace, right in answers:
-        if item in items.ids:
+        if item in seen:
             continue
+        seen.add(item)
         items.ids.append(item)
         items.rows.append(signals(trace))
         items.right.append(bool(right))

@@ -35,7 +35,7 @@ from searchain.methods.searchain.evidence_answer import evidence_answer, questio
 from searchain.methods.searchain.route_rule import parse_triggers
 from searchain.readers.base import Reader
 from searchain.retrieval.query_plan import question_parts
-from searchain.text import contains_answer, normalize_answer
+from searchain.text import answers_agree, normalize_answer
 from searchain.types import Passage, Trace
 
 # What each trigger says when it fires (the trace's and the faces' "why").
@@ -147,9 +147,7 @@ def signals(
         verdict = reader.read(question, passage)
         if verdict.usage is not None:
             read.usage.add(verdict.usage)
-        agrees = bool(verdict.answer) and (
-            contains_answer(answer, verdict.answer) or contains_answer(verdict.answer, answer)
-        )
+        agrees = bool(verdict.answer) and answers_agree(answer, verdict.answer)
         out["reader-disagrees"] = verdict.confidence > theta and not agrees
         out["reader"] = {
             "answer": verdict.answer,

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import re
 
-from searchain.scoring.match import contains_answer
-from searchain.text import normalize_answer
+from searchain.text import answers_agree, normalize_answer
 from searchain.trace_extras import ChainExtras
 from searchain.types import Trace
 
@@ -74,13 +73,6 @@ def answer_type_matches(question: str, answer: str) -> float | None:
     return float(not yes_no and not said.replace(" ", "").isdigit())  # who: a name
 
 
-def _same(a: str, b: str) -> bool:
-    """Two answers say the same: one holds the other (normalised, as whole words)."""
-    if not normalize_answer(a) or not normalize_answer(b):
-        return False
-    return contains_answer(a, b) or contains_answer(b, a)
-
-
 def free_signals(trace: Trace) -> dict[str, float]:
     """The signals above that apply to ``trace``."""
     out: dict[str, float] = {}
@@ -91,11 +83,11 @@ def free_signals(trace: Trace) -> dict[str, float]:
     by_id = {n.id: n for n in trace.nodes}
     steps = [by_id[i] for i in extras.path or [] if i in by_id]
     if steps and normalize_answer(trace.answer):
-        said = [_same(trace.answer, n.answer or "") for n in steps]
+        said = [answers_agree(trace.answer, n.answer or "") for n in steps]
         out["answer_from_earlier_hop"] = float(any(said[:-1]) and not said[-1])
     route = extras.route
     if route is not None and route.get("taken") == "chain":
         first = str((route.get("first_read") or {}).get("answer") or "")
         if normalize_answer(first):
-            out["chain_agrees_with_first_read"] = float(_same(trace.answer, first))
+            out["chain_agrees_with_first_read"] = float(answers_agree(trace.answer, first))
     return out
