@@ -10,6 +10,10 @@ Two question sets over Debian documentation, each with its own documents, index 
   ``bench/data/real_docs_tune_questions.jsonl``) over three other documents (the Debian
   project history's PDF, the Debian Linux Kernel Handbook and the Debian Policy Manual as
   HTML). Configurations are chosen on them; they are never reported as a result.
+* ``tune-fresh``: 32 more tune questions (issue 62's second route round,
+  ``bench/data/real_docs_tune_fresh_questions.jsonl``) over two documents no other set uses
+  (the Securing Debian Manual and the Installation Guide for amd64, HTML), in the git-doc
+  mix (one-passage, two-part, bridge). Written before any model answered them.
 
 An arm is a method of searchain's catalog with settings (what ``-O`` sets), or the
 LlamaIndex peer. ``searchain`` is whatever the method's default is when it runs (its
@@ -51,6 +55,11 @@ class QuestionSet:
         return out / model if self.name == "reported" else out / self.name / model
 
 
+FRESH_TUNE_SOURCES = {
+    "harden-doc": (f"{DOC}/harden-doc/html/en-US", "*.html"),
+    "installation-guide-amd64": (f"{DOC}/installation-guide-amd64/en", "*.html"),
+}
+
 SETS = {
     "reported": QuestionSet("reported", QUESTIONS, SOURCES, "corpus", "answers-bm25"),
     "tune": QuestionSet(
@@ -59,6 +68,13 @@ SETS = {
         TUNE_SOURCES,
         "tune-corpus",
         "tune-answers-bm25",
+    ),
+    "tune-fresh": QuestionSet(
+        "tune-fresh",
+        ROOT / "bench" / "data" / "real_docs_tune_fresh_questions.jsonl",
+        FRESH_TUNE_SOURCES,
+        "tune-fresh-corpus",
+        "tune-fresh-answers-bm25",
     ),
     # Issue 61's calibration questions: over all nine documents in one folder (a two-passage
     # or bridge question may join two of them), for fitting and certifying a calibrator only.
@@ -73,7 +89,9 @@ SETS = {
 
 # arm -> (searchain method, its settings); the peer has none.
 ARMS: dict[str, tuple[str, dict[str, Any]]] = {
-    "retrieve-read": ("retrieve-read", {}),
+    # The one-sentence prompt every retrieve-read record before issue 62's short-answer
+    # ending was made with (pinned: a rerun means what those records mean).
+    "retrieve-read": ("retrieve-read", {"template": "retrieve_read_sentence"}),
     "searchain": ("searchain", {}),
     "searchain-tracing": ("searchain", {"final_step": "tracing"}),  # always chains
     # The arms recorded before SearChain read first (issue 62) chain every question, as they
@@ -113,6 +131,10 @@ RETRIEVERS: dict[str, str] = {"searchain-route-always": PLAN, "retrieve-read-pla
 ARMS["retrieve-read-plan"] = ARMS["retrieve-read"]
 ARMS["searchain-evidence-question-plan"] = ARMS["searchain-evidence-question"]
 RETRIEVERS["searchain-evidence-question-plan"] = PLAN
+# Retrieve-read's defaults on the default retriever: the one sentence ends with the short
+# answer ("So the answer is", as SearChain's evidence step; issue 62).
+ARMS["retrieve-read-answer-plan"] = ("retrieve-read", {"template": "retrieve_read"})
+RETRIEVERS["retrieve-read-answer-plan"] = PLAN
 # SearChain's defaults on the default retriever (issue 62's reported arm: whatever route the
 # defaults take at the commit a run is pinned to; its records carry the settings).
 ARMS["searchain-plan"] = ARMS["searchain"]

@@ -12,6 +12,7 @@ import pytest
 from searchain import citations, prompts
 from searchain.llm.local import LocalLLM
 from searchain.methods import RetrieveRead
+from searchain.methods.baseline_util import answer_ending
 from searchain.methods.searchain import SearChain, SearChainConfig
 from searchain.readers.llm_reader import LLMReader
 from searchain.retrieval import BM25Index
@@ -58,6 +59,7 @@ def test_retrieve_read_records_the_answers_mean_token_probability(
         "retrieve_read",
         documents=citations.numbered_documents(two_films.search(question, k=2)),
         question=question,
+        ending=answer_ending("open"),
     )
     again = gemma.complete(prompt, max_tokens=128, stop=("\n",), logprobs=True).completions[0]
     chosen = _overlapping(again.tokens, trace.answer)

@@ -24,6 +24,19 @@ LABEL_INSTRUCTIONS = {
     "yesno": ' (The answer can only be "Yes" or "No")',
     "factcheck": " (SUPPORTS or REFUTES)?",
 }
+# A chat answer's last instruction: a short answer, or for a labelled task its labels by name
+# (the 1.5B model ended a FEVER final content with a sentence, not a label). SearChain's
+# tracing and evidence steps and retrieve-read end with it.
+SHORT_ANSWER_ENDING = 'End with "So the answer is" and the short answer.'
+TRACING_ENDINGS = {
+    "factcheck": 'End with "So the answer is SUPPORTS." or "So the answer is REFUTES."',
+    "yesno": 'End with "So the answer is Yes." or "So the answer is No."',
+}
+
+
+def answer_ending(task: str) -> str:
+    """The short-answer instruction a prompt ends with for ``task``."""
+    return TRACING_ENDINGS.get(task, SHORT_ANSWER_ENDING)
 
 
 def task_setting() -> Any:

@@ -14,7 +14,7 @@ from searchain import citations
 from searchain.answers import short_answer
 from searchain.llm import LLM
 from searchain.methods.base import Method, call_template, is_chat
-from searchain.methods.baseline_util import task_question, task_setting
+from searchain.methods.baseline_util import answer_ending, task_question, task_setting
 from searchain.methods.component import TakesTaskKind
 from searchain.methods.settings import check_settings, config_from_options, setting
 from searchain.retrieval.base import Retriever
@@ -36,7 +36,10 @@ class RetrieveReadConfig:
     k: int = setting(5, "Passages read at once.", ge=1, remote_le=20)
     max_tokens: int = setting(128, "Tokens of the answer.", ge=1, remote_le=1024)
     template: str = setting(
-        "retrieve_read", "The prompt template (a name under prompts/).", remote=False
+        "retrieve_read",
+        "The prompt template (a name under prompts/; retrieve_read_sentence: the one-sentence "
+        "form without the short-answer ending, the default until issue 62).",
+        remote=False,
     )
     post_cite: bool = setting(True, "Cite uncited sentences post hoc (labelled so).")
     task: str = task_setting()
@@ -78,6 +81,7 @@ class RetrieveRead:
             chat_stop=(),
             documents=citations.numbered_documents(passages),
             question=task_question(question, self.config.task),
+            ending=answer_ending(self.config.task),
             logprobs=self.config.maxprob,
         )
         trace.meta.update(

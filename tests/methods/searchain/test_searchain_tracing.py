@@ -218,7 +218,8 @@ def test_the_tracing_turn_asks_the_question_with_its_label(task: str, label: str
     """The paper's FEVER question is the claim plus "(SUPPORTS or REFUTES)?": the tracing turn
     asks it so too (asked the bare claim, the 1.5B model named an entity: "A 1993 American
     legal political thriller ..."); ``label_in_tracing=False`` is the earlier turn."""
-    from searchain.methods.searchain.rounds import SHORT_ANSWER_ENDING, make_rounds
+    from searchain.methods.baseline_util import SHORT_ANSWER_ENDING
+    from searchain.methods.searchain.rounds import make_rounds
 
     claim = "The Pelican Brief is based solely on a television series."
     for on in (True, False):

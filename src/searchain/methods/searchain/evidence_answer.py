@@ -30,10 +30,9 @@ from searchain.answers import clean_span, short_answer
 from searchain.llm import LLM
 from searchain.llm.base import find_tokenizer
 from searchain.llm.prompting import call_template, is_chat
-from searchain.methods.baseline_util import LABEL_INSTRUCTIONS
+from searchain.methods.baseline_util import LABEL_INSTRUCTIONS, answer_ending
 from searchain.methods.retrieve_read import extract_answer
 from searchain.methods.searchain.config import SearChainConfig
-from searchain.methods.searchain.rounds import SHORT_ANSWER_ENDING, TRACING_ENDINGS
 from searchain.retrieval.base import Retriever
 from searchain.scoring.confidence import maxprob
 from searchain.scoring.skc import supported_knowledge_count as skc
@@ -197,7 +196,7 @@ def evidence_answer(
         documents=citations.numbered_documents(references),
         plan=plan,
         question=question + LABEL_INSTRUCTIONS.get(cfg.task, ""),
-        ending=TRACING_ENDINGS.get(cfg.task, SHORT_ANSWER_ENDING),
+        ending=answer_ending(cfg.task),
         logprobs=cfg.maxprob,
     )
     trace.usage.add(result.usage)

@@ -29,7 +29,7 @@ from searchain import prompts
 from searchain.events import emit
 from searchain.llm import LLM
 from searchain.llm.base import Message, chat_fits, prompt_fits
-from searchain.methods.baseline_util import LABEL_INSTRUCTIONS
+from searchain.methods.baseline_util import LABEL_INSTRUCTIONS, answer_ending
 from searchain.types import CompletionResult, Node, Trace
 
 # A new [Question] is a new demo; "According to this Reference" is the model echoing feedback.
@@ -38,13 +38,6 @@ STOP = ("\n[Question]", "[Question]:", "\n\n\n", "\nAccording to this Reference"
 # ends the chain.
 CHAT_STOP = ("\n[Question]", "\nAccording to this Reference", "\nReference:")
 # The final content is one paragraph; models that go on start a new tag or a new line.
-# The chat tracing turn's last instruction: a short answer, or for a labelled task its
-# labels by name (the 1.5B model ended a FEVER final content with a sentence, not a label).
-SHORT_ANSWER_ENDING = 'End with "So the answer is" and the short answer.'
-TRACING_ENDINGS = {
-    "factcheck": 'End with "So the answer is SUPPORTS." or "So the answer is REFUTES."',
-    "yesno": 'End with "So the answer is Yes." or "So the answer is No."',
-}
 TRACE_STOP = ("\n", "[Question", "[Query", "[Answer", "[Final Content", "[Unsolved")
 
 
@@ -263,7 +256,7 @@ class ChatRounds:
             "searchain/tracing",
             question=self.question + LABEL_INSTRUCTIONS.get(self.labels_of or "", ""),
             pairs=render_pairs(path),
-            ending=TRACING_ENDINGS.get(self.labels_of or "", SHORT_ANSWER_ENDING),
+            ending=answer_ending(self.labels_of or ""),
         )
         if context in ("demos", "alone"):
             messages = [*(self.demos() if context == "demos" else []), *ask]

@@ -50,6 +50,9 @@ MAX_PREMISE_PASSAGES = 5
 SAMPLES = 5
 TEMPERATURE = 0.7
 SAMPLE_TOKENS = 96
+# The one-sentence retrieve-read prompt the samples have always been drawn with (the signal
+# its calibrators were fitted on; retrieve-read's own default gained a short-answer ending).
+SAMPLE_TEMPLATE = "retrieve_read_sentence"
 NO_ANSWER_LOGPROB = LOGPROB_FLOOR
 
 
@@ -89,9 +92,9 @@ def resampled_answers(trace: Trace, llm: LLM, n: int = SAMPLES) -> tuple[list[st
     params = {"max_tokens": SAMPLE_TOKENS, "temperature": TEMPERATURE, "seed": 1, "n": n}
     values = {"documents": documents, "question": trace.question}
     if is_chat(llm):
-        result = llm.chat(prompts.messages("retrieve_read", **values), stop=(), **params)
+        result = llm.chat(prompts.messages(SAMPLE_TEMPLATE, **values), stop=(), **params)
     else:
-        result = llm.complete(prompts.fill("retrieve_read", **values), stop=("\n",), **params)
+        result = llm.complete(prompts.fill(SAMPLE_TEMPLATE, **values), stop=("\n",), **params)
     return [short_answer(c.text) for c in result.completions], result.usage
 
 
