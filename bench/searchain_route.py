@@ -15,10 +15,24 @@ ties go to the rule that chains least often (cost), then to the one with fewer t
 every subset of ``two-parts, no-answer, unstated, uncited, reader-disagrees`` (the empty one is
 "never chain": the first read alone), and ``always``.
 
+**The second round, registered before its records were read** (2026-12-02, when none of the
+fresh documentation answers and 5 of the fresh HotpotQA answers existed; none was looked at):
+the same rule, the same rules and the same ties, on every tune item of both rounds pooled —
+the 24 + 32 documentation tune questions and HotpotQA tune items 1–40
+(``bench/model_runs/searchain_route_tune_fresh.sh``). The first round's 44 items gave a
+choice whose every difference was inside the noise, and on the reported 53 the chosen rule
+answered fewer questions than the first read alone (results/searchain-route/README.md);
+that is why a second round was run, not a reason to pick another rule: the rule is chosen
+by the criterion above, on tune items only. Each file is a column of the table, so a rule
+that wins one round and loses the other shows it.
+
+    D=results/real-docs; Q=results/quality/qwen2.5-coder-1.5b/tune
     .venv/bin/python -m bench.searchain_route \\
-        --docs results/real-docs/tune/qwen2.5-coder-1.5b/searchain-route-always.jsonl \\
-        --hotpotqa results/quality/qwen2.5-coder-1.5b/tune/hotpotqa-route-always/results.jsonl \\
-        [--out results/searchain-route/tune.md]
+        --docs $D/tune/qwen2.5-coder-1.5b/searchain-route-always.jsonl \\
+               $D/tune-fresh/qwen2.5-coder-1.5b/searchain-route-always.jsonl \\
+        --hotpotqa $Q/hotpotqa-route-always/results.jsonl \\
+                   $Q/hotpotqa-route-always-fresh/results.jsonl \\
+        [--out results/searchain-route/tune-round2.md]
 """
 
 from __future__ import annotations
@@ -49,6 +63,7 @@ class Item:
 
 
 def docs_items(path: Path) -> list[Item]:
+    name = f"docs {path.parent.parent.name}"  # the question set: tune, tune-fresh
     out = []
     for line in path.read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
@@ -56,13 +71,16 @@ def docs_items(path: Path) -> list[Item]:
         if not route:
             continue
         signals = route["signals"]
-        out.append(Item("docs", r["id"], float(route["first_read"]["right_short"]),
+        out.append(Item(name, r["id"], float(route["first_read"]["right_short"]),
                         float(r["right_short"]), fired(signals)))  # fmt: skip
     return out
 
 
 def hotpotqa_items(path: Path) -> list[Item]:
     golds = {e.id: e for e in load_dataset("hotpotqa", seed=None)}
+    name = (
+        f"hotpotqa {path.parent.name.removeprefix('hotpotqa-route-always').strip('-') or 'first'}"
+    )
     out = []
     for line in path.read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
@@ -71,7 +89,7 @@ def hotpotqa_items(path: Path) -> list[Item]:
             continue
         gold = {"answers": golds[r["id"]].answers}
         first = score_item(route["first_read"]["answer"] or "", gold, "multihop")
-        out.append(Item("hotpotqa", r["id"], first.get("cover_em", 0.0),
+        out.append(Item(name, r["id"], first.get("cover_em", 0.0),
                         float(r["metrics"]["cover_em"]), fired(route["signals"])))  # fmt: skip
     return out
 
@@ -148,13 +166,24 @@ def paired(rule: tuple[str, ...], items: list[Item]) -> str:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--docs", type=Path, help="the real-documentation tune records")
-    p.add_argument("--hotpotqa", type=Path, help="the HotpotQA tune run's results.jsonl")
+    p.add_argument(
+        "--docs",
+        type=Path,
+        nargs="+",
+        default=[],
+        help="real-documentation tune records (one file a round)",
+    )
+    p.add_argument(
+        "--hotpotqa",
+        type=Path,
+        nargs="+",
+        default=[],
+        help="HotpotQA tune runs' results.jsonl (one file a round)",
+    )
     p.add_argument("--out", type=Path, help="also write the Markdown here")
     args = p.parse_args()
-    items = (docs_items(args.docs) if args.docs else []) + (
-        hotpotqa_items(args.hotpotqa) if args.hotpotqa else []
-    )
+    items = [it for path in args.docs for it in docs_items(path)]
+    items += [it for path in args.hotpotqa for it in hotpotqa_items(path)]
     if not items:
         raise SystemExit("no tune records with a route: give --docs and/or --hotpotqa")
     rule_table, best = table(items)
