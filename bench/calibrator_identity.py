@@ -1,7 +1,8 @@
 """Widen a shipped calibrator's configuration to the identity's later fields, from its runs.
 
 The configuration identity (``scoring/confidence/configuration.py``) came to include the model
-file, θ, k, the reader, the evidence step's passages and the yes/no check. A calibrator fit
+file, θ, k, the reader, the evidence step's passages and the yes/no check, and then a
+baseline's prompt template (retrieve-read's default gained a short-answer ending, issue 62). A calibrator fit
 before then names none of them, so it maps no answer any more and says why ("model file …, fit
 on not recorded"). Where every run it was fit on is still here with its manifest, those values
 are known (for a relabelled copy, from the run it was copied from): ``searchain calibrate`` now
@@ -28,7 +29,7 @@ from searchain.types import Trace
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "src" / "searchain" / "data"
-NEW_FIELDS = ("model_file", "theta", "k", "evidence_k", "reader", "yesno_check")
+NEW_FIELDS = ("model_file", "template", "theta", "k", "evidence_k", "reader", "yesno_check")
 # The relabelled copies some calibrators were fit on (not committed) are their source runs with
 # node labels recomputed, settings unchanged (results/calibration/README.md, issue 47).
 RELABELLED = "results/calibration/relabelled/"
@@ -79,7 +80,8 @@ def widened(calibrator: dict[str, Any]) -> dict[str, Any]:
     out = json.loads(json.dumps(calibrator))
     out["certification"]["configuration"].update(found[0])
     out["identity_widened"] = (
-        "model file, θ, k, evidence passages, reader and yes/no check written from the runs' "
+        "model file, prompt template, θ, k, evidence passages, reader and yes/no check written "
+        "from the runs' "
         "manifests and traces as `searchain calibrate` stamps them (eval/run_stamps.py) by "
         "bench/calibrator_identity.py; weights, items and certification unchanged"
     )

@@ -91,7 +91,7 @@ SETS = {
 ARMS: dict[str, tuple[str, dict[str, Any]]] = {
     # The one-sentence prompt every retrieve-read record before issue 62's short-answer
     # ending was made with (pinned: a rerun means what those records mean).
-    "retrieve-read": ("retrieve-read", {"template": "retrieve_read_sentence"}),
+    "retrieve-read": ("retrieve-read", {"template": "retrieve_read"}),
     "searchain": ("searchain", {}),
     "searchain-tracing": ("searchain", {"final_step": "tracing"}),  # always chains
     # The arms recorded before SearChain read first (issue 62) chain every question, as they
@@ -133,7 +133,7 @@ ARMS["searchain-evidence-question-plan"] = ARMS["searchain-evidence-question"]
 RETRIEVERS["searchain-evidence-question-plan"] = PLAN
 # Retrieve-read's defaults on the default retriever: the one sentence ends with the short
 # answer ("So the answer is", as SearChain's evidence step; issue 62).
-ARMS["retrieve-read-answer-plan"] = ("retrieve-read", {"template": "retrieve_read"})
+ARMS["retrieve-read-answer-plan"] = ("retrieve-read", {"template": "retrieve_read_answer"})
 RETRIEVERS["retrieve-read-answer-plan"] = PLAN
 # SearChain's defaults on the default retriever (issue 62's reported arm: whatever route the
 # defaults take at the commit a run is pinned to; its records carry the settings).

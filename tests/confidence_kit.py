@@ -29,7 +29,7 @@ def shipped_meta(variant: str = "searchain") -> dict[str, object]:
     }
     # The identity's later fields, where the calibrator names them (bench/calibrator_identity.py):
     # recorded as a trace records them (the evidence step's passages only with that step).
-    for field in ("model_file", "theta", "k", "evidence_k", "reader", "yesno_check"):
+    for field in ("model_file", "template", "theta", "k", "evidence_k", "reader", "yesno_check"):
         if config.get(field) is not None:
             meta[field] = config[field]
     if config["question_position"] is not None:

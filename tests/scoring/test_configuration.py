@@ -149,3 +149,39 @@ def test_committed_traces_are_a_chain_s_exactly_when_searchain_made_them(run: Pa
         assert (said["final_step"] is not None) == searchain
         seen.add(trace.method)
     assert "searchain" in seen
+
+
+OLD_EVIDENCE_RUN = RESULTS / "tune" / "hotpotqa-fresh-evidence"  # before evidence_sources
+
+
+def test_an_evidence_answer_without_its_sources_is_refused_by_name() -> None:
+    """A committed evidence-step run made before ``evidence_sources`` was recorded: its
+    configuration cannot be named, and calibrating on it says which run and item, and why
+    (it was a bare ``KeyError('evidence_sources')``)."""
+    from searchain.eval.calibrate import calibration_rows
+    from searchain.scoring.confidence.configuration import UnnamedConfiguration
+
+    trace = Trace(question="q", method="searchain", answer="a")
+    trace.meta.update(final_step="evidence", chains=[])
+    with pytest.raises(UnnamedConfiguration, match=r"evidence_sources.*answer it again"):
+        configuration(trace, SHIPPED_MODEL)
+    first = json.loads((OLD_EVIDENCE_RUN / "results.jsonl").read_text("utf-8").split("\n")[0])
+    with pytest.raises(ValueError, match=f"hotpotqa-fresh-evidence: item {first['id']}: "):
+        calibration_rows([OLD_EVIDENCE_RUN], "searchain")
+
+
+def test_a_retrieve_read_answer_is_mapped_only_by_a_calibrator_of_its_template() -> None:
+    """The shipped retrieve-read calibrators were fit on one-sentence answers (template
+    ``retrieve_read``, stamped from their runs' manifests); answers of today's default, which
+    end with the short answer (``retrieve_read_answer``), are another configuration."""
+    trace = Trace(question="Who directed Jaws?", method="retrieve-read", answer="Spielberg")
+    trace.final_content = "Steven Spielberg directed Jaws [1]."
+    trace.references, trace.citations = [PASSAGE], [Citation(mark=1, passage_id="p1")]
+    trace.meta.update(shipped_meta("retrieve-read"), template="retrieve_read_answer")
+    note = assess(trace, SHIPPED_MODEL).note
+    assert "prompt template retrieve_read_answer, fit on retrieve_read" in note, note
+    trace.meta["template"] = "retrieve_read"
+    assert "another configuration" not in assess(trace, SHIPPED_MODEL).note
+    del trace.meta["template"]  # made before the template was recorded: the one-sentence form
+    assert configuration(trace, SHIPPED_MODEL)["template"] == "retrieve_read"
+    assert configuration(_searchain_trace(), SHIPPED_MODEL)["template"] is None

@@ -39,7 +39,11 @@ from searchain.scoring.confidence.certification import (
     item_hash,
     split_of,
 )
-from searchain.scoring.confidence.configuration import configuration, differences
+from searchain.scoring.confidence.configuration import (
+    UnnamedConfiguration,
+    configuration,
+    differences,
+)
 from searchain.scoring.confidence.evidence_signals import SIGNALS as EVIDENCE_SIGNALS
 from searchain.types import Trace
 
@@ -109,10 +113,14 @@ def calibration_rows(
             if score is None:
                 continue
             trace = stamped(Trace.from_dict(r["trace"]), config)
+            try:
+                identity = configuration(trace, model)
+            except UnnamedConfiguration as e:  # which run and item, not a bare field name
+                raise UnnamedConfiguration(f"{run}: item {r['id']}: {e}") from None
             items.ids.append(str(r["id"]))
             items.rows.append(signals(trace))
             items.right.append(score >= 1.0)
-            items.configurations.append(configuration(trace, model))
+            items.configurations.append(identity)
             items.checks.append(checks_of(trace))
     return items
 

@@ -3,7 +3,8 @@
 A trace records the configuration it was made with (``scoring/confidence/configuration.py``),
 but runs made before a field was recorded do not: their manifest still says it. Fitting a calibrator
 from such a run stamps each trace with it here, once — the corpus, the node-label rule's
-version, the model file an embedded named model answers from, and SearChain's θ-adjacent
+version, the model file an embedded named model answers from, a baseline's prompt template,
+and SearChain's θ-adjacent
 settings (k, the reader, the evidence step's passages, the yes/no check). A setting the
 manifest leaves out was at its ``before`` value (``eval.methods.config_values``); what the
 manifest cannot say stays unrecorded, and a calibrator fit on it says so.
@@ -40,6 +41,9 @@ def stamped(trace: Trace, config: dict[str, Any]) -> Trace:
     if file is not None:
         trace.meta.setdefault(MODEL_FILE_KEY, file)
     record = chain_record(trace.method)
+    template = ((config.get("method_config") or {}).get(trace.method) or {}).get("template")
+    if record is None and template is not None:  # a baseline's answer form
+        trace.meta.setdefault("template", template)
     if record is not None:
         # Read under the record's own name, an ablation's trace too (as it always was).
         for key, value in searchain_settings(config, record.name).items():

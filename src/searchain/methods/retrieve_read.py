@@ -36,9 +36,9 @@ class RetrieveReadConfig:
     k: int = setting(5, "Passages read at once.", ge=1, remote_le=20)
     max_tokens: int = setting(128, "Tokens of the answer.", ge=1, remote_le=1024)
     template: str = setting(
-        "retrieve_read",
-        "The prompt template (a name under prompts/; retrieve_read_sentence: the one-sentence "
-        "form without the short-answer ending, the default until issue 62).",
+        "retrieve_read_answer",
+        "The prompt template (a name under prompts/; retrieve_read: one sentence without the "
+        "short-answer ending, the default until issue 62).",
         remote=False,
     )
     post_cite: bool = setting(True, "Cite uncited sentences post hoc (labelled so).")
@@ -84,9 +84,9 @@ class RetrieveRead:
             ending=answer_ending(self.config.task),
             logprobs=self.config.maxprob,
         )
-        trace.meta.update(
-            task=self.config.task, k=self.config.k
-        )  # k: what recall@k may be asked of it
+        # k: what recall@k may be asked of it; the template: which answer form the
+        # configuration identity (and so a calibrator) is of
+        trace.meta.update(task=self.config.task, k=self.config.k, template=self.config.template)
         trace.usage.add(result.usage)
         text = result.text.strip()
         trace.answer = short_answer(text) if is_chat(self.llm) else extract_answer(text)

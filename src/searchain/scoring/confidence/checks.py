@@ -51,8 +51,8 @@ SAMPLES = 5
 TEMPERATURE = 0.7
 SAMPLE_TOKENS = 96
 # The one-sentence retrieve-read prompt the samples have always been drawn with (the signal
-# its calibrators were fitted on; retrieve-read's own default gained a short-answer ending).
-SAMPLE_TEMPLATE = "retrieve_read_sentence"
+# its calibrators were fit on; retrieve-read's own default is now retrieve_read_answer).
+SAMPLE_TEMPLATE = "retrieve_read"
 NO_ANSWER_LOGPROB = LOGPROB_FLOOR
 
 

@@ -1,8 +1,9 @@
 """One configuration identity: what a calibrator was fit on, and what an answer was made with.
 
 A calibrator's probability holds for the configuration its items were answered with and for
-nothing else: another method (an ablation included), model, prompt form, question position,
-final step, node-label rule, task or corpus makes other answers with other signals. So a
+nothing else: another method (an ablation included), model, prompt form, a baseline's prompt
+template, question position, final step, node-label rule, task or corpus makes other answers
+with other signals. So a
 calibrator file names its configuration (:func:`configuration` of its items' traces), an
 answer's trace gives its own, and a calibrator maps only an answer whose configuration is the
 same (:func:`differences`). The costly checks run (``+likelihood``) choose the calibrator's file
@@ -26,6 +27,7 @@ FIELDS = (
     "method",
     "model",
     "prompt_form",
+    "template",
     "question_position",
     "final_step",
     "label_rule",
@@ -43,6 +45,7 @@ WORDS = {
     "method": "method",
     "model": "model",
     "prompt_form": "prompt form",
+    "template": "prompt template",
     "question_position": "question position",
     "final_step": "final step",
     "label_rule": "node-label rule version",
@@ -66,6 +69,11 @@ SEARCHAIN_SETTINGS = ("theta", "k", "reader")
 # family (an open question is asked as multi-hop QA) and is compared as it is.
 LABELLED_TASKS = ("yesno", "factcheck")
 UNLABELLED = "without label instruction"
+
+
+class UnnamedConfiguration(ValueError):
+    """A trace whose configuration cannot be named: it was made before a setting that shapes
+    its answer was recorded (a calibrator fit on it or applied to it could be the wrong one)."""
 
 
 def _searchain(trace: Trace) -> bool:
@@ -98,10 +106,27 @@ def final_step(trace: Trace) -> str | None:
     settings, route = ChainSettings.of(trace), ChainExtras.of(trace).route
     step = settings.final_step
     if step == "evidence" and settings.evidence_sources is None:
-        # An evidence trace made before its sources were recorded names no configuration.
-        raise KeyError("evidence_sources")
+        raise UnnamedConfiguration(
+            "an evidence-step answer made before its passages' sources (evidence_sources) "
+            "were recorded: its configuration cannot be named, so no calibrator is fit on it "
+            "or applied to it; answer it again with this version"
+        )
     written = f"{step}:{settings.evidence_sources}" if step == "evidence" else step
     return f"{route['rule']} → {written}" if route is not None else written
+
+
+# The template a one-call baseline answered with when its trace does not say: retrieve-read's
+# only default before it recorded one (the one-sentence form; retrieve_read_answer since).
+TEMPLATE_BEFORE = {"retrieve-read": "retrieve_read"}
+
+
+def answer_template(trace: Trace) -> str | None:
+    """The prompt template a baseline's answer was written with (its ``template`` setting;
+    None for SearChain, whose prompts are its question position and final step, and for a
+    method that records none)."""
+    if _searchain(trace):
+        return None
+    return trace.meta.get("template") or TEMPLATE_BEFORE.get(trace.method)
 
 
 def label_rule(trace: Trace) -> int | None:
@@ -116,6 +141,7 @@ def configuration(trace: Trace, model: str) -> dict[str, Any]:
         "method": trace.method,
         "model": model,
         "prompt_form": stamps.prompt_form,
+        "template": answer_template(trace),
         "question_position": question_position(trace),
         "final_step": final_step(trace),
         "label_rule": label_rule(trace),
