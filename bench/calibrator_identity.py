@@ -2,15 +2,15 @@
 
 The configuration identity (``scoring/confidence/configuration.py``) came to include the model
 file, θ, k, the reader, the evidence step's passages and the yes/no check, and then a
-baseline's prompt template (retrieve-read's default gained a short-answer ending, issue 62). A calibrator fit
-before then names none of them, so it maps no answer any more and says why ("model file …, fit
-on not recorded"). Where every run it was fit on is still here with its manifest, those values
-are known (for a relabelled copy, from the run it was copied from): ``searchain calibrate`` now
-stamps each recorded trace with what its run's manifest says (``eval/run_stamps.py``: the model
-file of an embedded named model, k, the reader, the evidence passages, the yes/no check), and
-the traces record θ. This writes them into the calibrator's certification configuration, with
-how in ``identity_widened``; a calibrator whose runs are not all here, or disagree with each
-other, is left as it is and listed. No model call, no refit.
+baseline's prompt template (retrieve-read's default gained a short-answer ending, issue 62).
+A calibrator fit before then names none of them, so it maps no answer any more and says why
+("model file …, fit on not recorded"). Where every run it was fit on is still here with its
+manifest, those values are known (for a relabelled copy, from the run it was copied from):
+``searchain calibrate`` now stamps each recorded trace with what its run's manifest says
+(``eval/run_stamps.py``: the model file of an embedded named model, k, the reader, the evidence
+passages, the yes/no check), and the traces record θ. This writes them into the calibrator's
+certification configuration, with how in ``identity_widened``; a calibrator whose runs are not
+all here, or disagree with each other, is left as it is and listed. No model call, no refit.
 
     .venv/bin/python -m bench.calibrator_identity           # what it would write
     .venv/bin/python -m bench.calibrator_identity --write   # write the files

@@ -93,7 +93,7 @@ from bench.real_docs_recall import setup as fetch_documents
 from bench.real_docs_records import append, append_trace, git_commit, write_manifest
 from bench.real_docs_sets import ARMS, PEER, SETS, QuestionSet, retriever_of
 from searchain.eval.document_answers_tables import alias_markdown, markdown
-from searchain.eval.document_records import load_records
+from searchain.eval.document_records import load_records, settings_changes
 from searchain.scoring.document_answers import (
     rescore,
     trace_record,
@@ -115,12 +115,20 @@ def load_questions(qset: QuestionSet, limit: int | None = None) -> list[dict[str
 
 
 def run_searchain(
-    arm: str, model: str, todo: list[dict], out: Path, threads: int, index: Path, cache: Any
+    arm: str,
+    model: str,
+    todo: list[dict],
+    out: Path,
+    threads: int,
+    index: Path,
+    cache: Any,
+    recorded: dict | None = None,
 ) -> dict:
     """Answer ``todo`` with the arm's searchain method and settings; returns its settings.
     ``cache``: False (every call computed: honest seconds) or a call cache file, which arms
     sharing a chain share (a record's ``cached_calls`` says how many of its calls it served;
-    its seconds are honest only when that is 0)."""
+    its seconds are honest only when that is 0). ``recorded``: the settings the manifest holds
+    for the arm's records so far, which the rest must be answered with."""
     import dataclasses
 
     from searchain.methods.assembly import Spec, assemble
@@ -137,6 +145,8 @@ def run_searchain(
     )
     runner = assemble(spec)
     settings = {"spec": spec.to_dict(), "method": dataclasses.asdict(runner.method.config)}
+    if recorded is not None and out.exists():
+        refuse_other_settings(arm, out, recorded, settings)
     for q in todo:
         t0 = time.perf_counter()
         try:
@@ -148,6 +158,19 @@ def run_searchain(
             append_trace(out, q, trace)
         append(out, q, arm, model, record, time.perf_counter() - t0)
     return settings
+
+
+def refuse_other_settings(arm: str, out: Path, recorded: dict, settings: dict) -> None:
+    """Stop before a resume would answer the rest of ``out`` with other settings than its
+    records were made with (a default that changed between two sessions): one file, one
+    configuration."""
+    changed = settings_changes(recorded, settings)
+    if changed:
+        raise SystemExit(
+            f"{arm}: the records in {out} were made with other settings than the arm has now "
+            f"({'; '.join(changed)}); answering the rest would mix two configurations in one "
+            "file: move the records (and their .traces.jsonl) aside, or answer under a new arm"
+        )
 
 
 # -- commands -------------------------------------------------------------------------------
@@ -234,7 +257,9 @@ def answer_arm(
         config |= {"corpus": str(corpus), "server_n_ctx": SERVER_CTX, "peer": header}
     else:
         config |= {"index": str(qset.index), "cache": str(cache)}
-        config |= run_searchain(arm, args.model, todo, out, args.threads, qset.index, cache)
+        config |= run_searchain(
+            arm, args.model, todo, out, args.threads, qset.index, cache, recorded.get(arm)
+        )
     write_manifest(folder, {arm: config | {"searchain_commit": git_commit()}})
 
 

@@ -269,3 +269,24 @@ def test_traces_beside_the_records_keep_the_last_line_per_item_and_name_a_bad_li
     with pytest.raises(ValueError, match=r"searchain-plan.traces.jsonl:2: not a JSON line"):
         R.load_traces(traces)
     assert R.load_traces(tmp_path / "absent.traces.jsonl") == {}
+
+
+def test_a_resume_with_other_settings_is_named_setting_by_setting() -> None:
+    """A records folder's arm resumed after a default changed: every changed setting is
+    named (the bench stops on it rather than mix two configurations in one file); where the
+    answers were made (the index path, the thread count) is not a setting."""
+    recorded = {
+        "spec": {"retriever": "bm25", "index": "/a", "threads": 1},
+        "method": {"route": "chain", "k": 1},
+    }
+    same = {
+        "spec": {"retriever": "bm25", "index": "/b", "threads": 2},
+        "method": {"k": 1, "route": "chain"},
+    }
+    assert R.settings_changes(recorded, same) == []
+    now = {"spec": {"retriever": "bm25+parts"}, "method": {"route": "read-first", "k": 1, "new": 0}}
+    assert R.settings_changes(recorded, now) == [
+        "spec.retriever: 'bm25' -> 'bm25+parts'",
+        "method.new: None -> 0",
+        "method.route: 'chain' -> 'read-first'",
+    ]

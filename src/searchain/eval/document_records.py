@@ -46,3 +46,21 @@ def load_traces(path: Path) -> dict[str, dict]:
             raise ValueError(f"{path}:{n}: not a JSON line ({e.msg})") from None
         out[str(row["id"])] = row["trace"]
     return out
+
+
+# Where the records' answers were made, not how: a path or a thread count may differ between
+# two sessions without changing an answer.
+NOT_SETTINGS = frozenset({"index", "threads"})
+
+
+def settings_changes(recorded: dict, now: dict) -> list[str]:
+    """How an arm's settings now (``{"spec": …, "method": …}``, as a records folder's manifest
+    holds them) differ from those its records were made with, in words ("method.route:
+    'chain' -> 'read-first'"); empty: the same configuration."""
+    return [
+        f"{part}.{key}: {before.get(key)!r} -> {after.get(key)!r}"
+        for part in ("spec", "method")
+        for before, after in [(recorded.get(part) or {}, now.get(part) or {})]
+        for key in sorted(set(before) | set(after))
+        if key not in NOT_SETTINGS and before.get(key) != after.get(key)
+    ]
