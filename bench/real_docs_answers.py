@@ -93,6 +93,7 @@ from bench.real_docs_recall import setup as fetch_documents
 from bench.real_docs_records import append, append_trace, git_commit, write_manifest
 from bench.real_docs_sets import ARMS, PEER, SETS, QuestionSet, retriever_of
 from searchain.eval.document_answers_tables import alias_markdown, markdown
+from searchain.eval.document_questions import load_git_doc
 from searchain.eval.document_records import load_records, settings_changes
 from searchain.scoring.document_answers import (
     rescore,
@@ -107,8 +108,11 @@ DEFAULT_ARMS = ("retrieve-read", "searchain", PEER)
 def load_questions(qset: QuestionSet, limit: int | None = None) -> list[dict[str, Any]]:
     """The set's questions; ``limit`` N: N of them spread evenly over the file (which is
     ordered by document), so a short run still asks about every document."""
-    lines = qset.questions.read_text().splitlines()
-    rows = [json.loads(line) for line in lines if line.strip()]
+    if qset.form == "git-doc":
+        rows = load_git_doc(qset.questions, sha256=qset.sha256)
+    else:
+        lines = qset.questions.read_text().splitlines()
+        rows = [json.loads(line) for line in lines if line.strip()]
     if not limit or limit >= len(rows):
         return rows
     return [rows[i * len(rows) // limit] for i in range(limit)]
@@ -211,6 +215,11 @@ def cmd_run(args: argparse.Namespace) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.environ["SEARCHAIN_THREADS"] = str(args.threads)
     qset = SETS[args.set]
+    if qset.frozen and not args.frozen_run:
+        raise SystemExit(
+            f"{qset.name} is a frozen set: it is answered once, at the very end, with every "
+            "default chosen (../shared/splits/README.md); pass --frozen-run for that one run"
+        )
     questions = load_questions(qset, args.limit)
     folder = qset.records(args.out, args.model)
     folder.mkdir(parents=True, exist_ok=True)
@@ -313,6 +322,8 @@ def main() -> None:
         if name == "run":
             p.add_argument("--threads", type=int, default=1, help="llama.cpp threads, every arm")
             p.add_argument("--retry-failed", action="store_true", help="redo failed items")
+            p.add_argument("--frozen-run", action="store_true",
+                           help="answer a frozen set (git-doc): its one run")  # fmt: skip
             p.add_argument("--interleave", action="store_true",
                            help="question by question, each arm in turn (fair seconds on a "
                            "shared machine; the peer is not interleaved)")  # fmt: skip

@@ -92,9 +92,15 @@ def setup(sources: dict[str, tuple[str, str]] = SOURCES, name: str = "corpus") -
         tmp = corpus / f".{package}.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        for f in sorted((root / package / folder).glob(glob)):
+        base = root / package / folder
+        # "a|b": several patterns; a "**/" pattern keeps the files' subfolders
+        for f in sorted({f for pattern in glob.split("|") for f in base.glob(pattern)}):
+            if not f.is_file():
+                continue
             data = gzip.decompress(f.read_bytes()) if f.suffix == ".gz" else f.read_bytes()
-            (tmp / f.name.removesuffix(".gz")).write_bytes(data)
+            target = tmp / f.relative_to(base).with_name(f.name.removesuffix(".gz"))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
         if not any(tmp.iterdir()):
             raise SystemExit(f"{package}: nothing matches {folder}/{glob}")
         tmp.rename(out)

@@ -14,6 +14,10 @@ Two question sets over Debian documentation, each with its own documents, index 
   ``bench/data/real_docs_tune_fresh_questions.jsonl``) over two documents no other set uses
   (the Securing Debian Manual and the Installation Guide for amd64, HTML), in the git-doc
   mix (one-passage, two-part, bridge). Written before any model answered them.
+* ``git-doc``: the frozen 60 (``../shared/splits/git-doc/``: 30 one-hop, 15 two-part,
+  15 bridge over Debian's git-doc, written outside the project), read from their own form
+  (``searchain.eval.document_questions``). Answered once, at the very end, with every default
+  chosen: ``run --set git-doc`` refuses without ``--frozen-run``.
 
 An arm is a method of searchain's catalog with settings (what ``-O`` sets), or the
 LlamaIndex peer. ``searchain`` is whatever the method's default is when it runs (its
@@ -27,9 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.kit import ROOT, part_of
+from bench.kit import ROOT, SHARED, part_of
 from bench.real_docs_recall import CACHE, DOC, QUESTIONS, SOURCES
 from searchain.eval.document_answers_tables import PEER
+from searchain.eval.document_questions import GIT_DOC_SHA256
 
 TUNE_SOURCES = {
     "debian-history": (f"{DOC}/debian-history/docs", "project-history.en.pdf"),
@@ -45,6 +50,9 @@ class QuestionSet:
     sources: dict[str, tuple[str, str]]
     corpus_name: str  # the folder under <cache>/real-docs the documents are copied into
     index_name: str  # the BM25 index under <cache>/real-docs
+    form: str = "searchain"  # the questions' form: "git-doc" (eval/document_questions.py)
+    sha256: str | None = None  # the digest a frozen question file must have
+    frozen: bool = False  # answered once, at the very end (``run`` asks for --frozen-run)
 
     @property
     def index(self) -> Path:
@@ -59,6 +67,11 @@ FRESH_TUNE_SOURCES = {
     "harden-doc": (f"{DOC}/harden-doc/html/en-US", "*.html"),
     "installation-guide-amd64": (f"{DOC}/installation-guide-amd64/en", "*.html"),
 }
+
+# The frozen set (issue 62, ../shared/splits/git-doc/README.md): Git's documentation as a user
+# indexes it, every HTML and text file under the package's folder, subfolders kept.
+GIT_DOC = SHARED / "splits" / "git-doc"
+GIT_DOC_SOURCES = {"git-doc": (f"{DOC}/git-doc", "**/*.html|**/*.txt")}
 
 SETS = {
     "reported": QuestionSet("reported", QUESTIONS, SOURCES, "corpus", "answers-bm25"),
@@ -75,6 +88,16 @@ SETS = {
         FRESH_TUNE_SOURCES,
         "tune-fresh-corpus",
         "tune-fresh-answers-bm25",
+    ),
+    "git-doc": QuestionSet(
+        "git-doc",
+        GIT_DOC / "questions.jsonl",
+        GIT_DOC_SOURCES,
+        "git-doc-corpus",
+        "git-doc-answers-bm25",
+        form="git-doc",
+        sha256=GIT_DOC_SHA256,
+        frozen=True,
     ),
     # Issue 61's calibration questions: over all nine documents in one folder (a two-passage
     # or bridge question may join two of them), for fitting and certifying a calibrator only.

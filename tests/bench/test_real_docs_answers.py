@@ -290,3 +290,13 @@ def test_a_resume_with_other_settings_is_named_setting_by_setting() -> None:
         "method.new: None -> 0",
         "method.route: 'chain' -> 'read-first'",
     ]
+
+
+def test_the_frozen_set_is_not_answered_without_saying_so() -> None:
+    """``run --set git-doc`` stops before loading a model, a question or an index unless
+    ``--frozen-run`` says this is its one run."""
+    from bench_kit import run_bench
+
+    done = run_bench("real_docs_answers", "run", "--set", "git-doc", "--arms", "searchain-plan")
+    assert done.returncode != 0
+    assert "git-doc is a frozen set" in done.stderr and "--frozen-run" in done.stderr

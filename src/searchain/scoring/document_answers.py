@@ -10,8 +10,8 @@ file, with a page for a PDF). Every arm of a bench is scored alike:
 * ``right_whole``/``right_short``/``right_derived``: :func:`~searchain.scoring.match.alias_match`
   of the whole answer, of the arm's short answer and of the short answer
   :func:`~searchain.answers.short_answer` reads in the whole answer;
-* ``cite_file``/``cite_page``: a cited passage names each needed file (and, for a PDF, is on
-  the answer's page or holds the answer);
+* ``cite_file``/``cite_page``: a cited passage names each needed file or one of its
+  ``file_twins`` (and, for a PDF, is on the answer's page or holds the answer);
 * ``in_hand``: every needed passage was among what the answering step read (compared without
   case, markup and whitespace, so a PDF reading's glued words still count).
 """
@@ -111,8 +111,10 @@ def score(q: dict[str, Any], text: str, retrieved: list[dict], cited: list[dict]
     wanted = [(path, a, page) for (path, _), a, page in zip(needs(q), answers, pages, strict=True)]
     parts = [cover_em(text, a) for a in answers]
 
+    twins = q.get("file_twins") or {}  # another copy of a source counts as the source
+
     def named(c: dict, path: str) -> bool:
-        return c["file"] == path
+        return c["file"] == path or c["file"] in twins.get(path, ())
 
     def on_page(c: dict, path: str, answer: str, page: int | None) -> bool:
         return named(c, path) and (c["page"] == page or holds(c["text"], answer))
