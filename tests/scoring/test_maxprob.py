@@ -13,6 +13,7 @@ from searchain import citations, prompts
 from searchain.llm.local import LocalLLM
 from searchain.methods import RetrieveRead
 from searchain.methods.baseline_util import answer_ending
+from searchain.methods.retrieve_read import RetrieveReadConfig
 from searchain.methods.searchain import SearChain, SearChainConfig
 from searchain.readers.llm_reader import LLMReader
 from searchain.retrieval import BM25Index
@@ -56,7 +57,7 @@ def test_retrieve_read_records_the_answers_mean_token_probability(
     assert trace.usage.llm_calls == 1  # asked of the answering call: no second call
     # Independently: the same prompt, generated again with log-probs, read by this test.
     prompt = prompts.fill(
-        "retrieve_read",
+        RetrieveReadConfig().template,  # the default form the method answered with
         documents=citations.numbered_documents(two_films.search(question, k=2)),
         question=question,
         ending=answer_ending("open"),
