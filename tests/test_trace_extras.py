@@ -30,7 +30,7 @@ def test_a_trace_made_before_the_keys_reads_as_their_before_values() -> None:
         "span",
     )
     assert settings.evidence_sources is None and settings.theta is None
-    assert RunStamps.of(bare) == RunStamps(None, None, None, None)
+    assert RunStamps.of(bare) == RunStamps(None, None, None, None, None)
     assert RetrievalReports.of(bare) == RetrievalReports([], None)
     assert CheckExtras.of(bare) == CheckExtras({}, False)
     assert NodeExtras.of(Node(id="1", query="q")) == NodeExtras(None, None, None)

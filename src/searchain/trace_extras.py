@@ -122,6 +122,7 @@ class RunStamps:
     task: str | None
     corpus: str | None
     model_file: str | None
+    template: str | None  # the prompt template named by the method's ``template`` setting
 
     @classmethod
     def of(cls, trace: Trace) -> RunStamps:
@@ -131,6 +132,7 @@ class RunStamps:
             task=meta.get("task"),
             corpus=meta.get(CORPUS_KEY),
             model_file=meta.get(MODEL_FILE_KEY),
+            template=meta.get("template"),
         )
 
 

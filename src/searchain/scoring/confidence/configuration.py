@@ -126,7 +126,7 @@ def answer_template(trace: Trace) -> str | None:
     method that records none)."""
     if _searchain(trace):
         return None
-    return trace.meta.get("template") or TEMPLATE_BEFORE.get(trace.method)
+    return RunStamps.of(trace).template or TEMPLATE_BEFORE.get(trace.method)
 
 
 def label_rule(trace: Trace) -> int | None:
