@@ -162,6 +162,13 @@ RETRIEVERS["retrieve-read-answer-plan"] = PLAN
 # defaults take at the commit a run is pinned to; its records carry the settings).
 ARMS["searchain-plan"] = ARMS["searchain"]
 RETRIEVERS["searchain-plan"] = PLAN
+# The first round's route rule, the default from 2026-11-28 until the second tune round chose
+# reader-disagrees alone (results/searchain-route/tune-round2.md): the records made under it.
+ARMS["searchain-plan-uncited"] = (
+    "searchain",
+    {"route": "read-first", "chain_when": "uncited,reader-disagrees"},
+)
+RETRIEVERS["searchain-plan-uncited"] = PLAN
 
 
 def retriever_of(arm: str) -> str:

@@ -30,7 +30,7 @@ def _calibrator(fit: dict[str, Any]) -> Calibrator:
 
 
 @pytest.mark.parametrize(
-    "other", [{"corpus": "bm25:demo"}, {"corpus": "bm25:demo", "task": "open"}]
+    "other", [{"corpus": "bm25:demo"}, {"corpus": "bm25:demo", "task": "yesno"}]
 )
 def test_only_a_corpus_difference_is_transferred(other: dict, monkeypatch) -> None:
     trace = _trace("bm25:musique")
@@ -42,7 +42,7 @@ def test_only_a_corpus_difference_is_transferred(other: dict, monkeypatch) -> No
         assert after.value == pytest.approx(1 / (1 + 2.718281828**-2), rel=1e-6)
         assert not after.calibrated and after.note.startswith("transfer: ")
         assert "fit on corpus bm25:demo, applied to an answer over bm25:musique" in after.note
-    else:  # the task differs too: no transfer, the score as it was
+    else:  # the task differs too (a label instruction): no transfer, the score as it was
         assert (after.value, after.note) == (0.4, "n")
 
 
@@ -70,3 +70,29 @@ def test_without_maxprob_scores_with_the_plain_calibrator(own_calibrators: Path)
     assert default.calibrated and default.calibrator["name"] == "searchain--qwen2.5-coder-1.5b"
     assert "answer_maxprob: shown, not used" in default.note
     assert default.value < with_signal.value and trace.meta["maxprob"] == {"value": 0.9}
+
+
+def test_a_calibrator_of_pooled_corpora_maps_each_and_transfers_to_others(monkeypatch) -> None:
+    """Documentation questions over several manuals' indexes are one configuration whose
+    corpus is the list of theirs: an answer over any of them is like the calibrator's items
+    (no difference, no transfer); over another index the mapping is a labelled transfer."""
+    from searchain.scoring.confidence.configuration import differences, pooled
+
+    a, b = configuration(_trace("bm25:answers"), "m"), configuration(_trace("bm25:all"), "m")
+    fit, said = pooled([a, b, a])
+    assert (fit["corpus"], said) == (["bm25:all", "bm25:answers"], [])
+    assert differences(fit, b) == []
+    assert differences(fit, configuration(_trace("bm25:git-doc"), "m")) == [
+        "corpus bm25:git-doc, fit on one of bm25:all, bm25:answers"
+    ]
+    _, said = pooled([a, {**b, "task": "yesno"}])  # unlike in more than the corpus: refused
+    assert said and "task yesno" in said[0]
+    monkeypatch.setattr(transfer, "find_calibrator", lambda *a: _calibrator(fit))
+    before = Confidence(value=0.4, calibrated=False, signals={"has_answer": 1.0}, note="n")
+    inside = transfer.transferred(before, _trace("bm25:all"), "m")
+    assert (inside.value, inside.note) == (0.4, "n")  # one of its corpora: not a transfer
+    other = Confidence(value=0.4, calibrated=False, signals={"has_answer": 1.0}, note="n")
+    outside = transfer.transferred(other, _trace("bm25:git-doc"), "m")
+    assert "fit on corpus bm25:all, bm25:answers, applied to an answer over bm25:git-doc" in (
+        outside.note or ""
+    )

@@ -43,6 +43,7 @@ from searchain.scoring.confidence.configuration import (
     UnnamedConfiguration,
     configuration,
     differences,
+    pooled,
 )
 from searchain.scoring.confidence.evidence_signals import SIGNALS as EVIDENCE_SIGNALS
 from searchain.types import Trace
@@ -144,17 +145,24 @@ def out_of_fold(
     return out
 
 
-def one_configuration(items: CalibrationItems, method: str) -> dict[str, Any]:
+def one_configuration(
+    items: CalibrationItems, method: str, pool_corpora: bool = False
+) -> dict[str, Any]:
     """The one configuration every item was answered with (a ``ValueError`` naming the
-    difference when the runs mix two: a calibrator fit on both is right for neither)."""
-    first = items.configurations[0]
-    for other in items.configurations[1:]:
-        said = differences(first, other)
-        if said:
-            raise ValueError(
-                f"{method}: the runs mix configurations ({'; '.join(said)}); calibrate each "
-                "configuration on its own runs"
-            )
+    difference when the runs mix two: a calibrator fit on both is right for neither).
+    ``pool_corpora``: items over several corpora, alike in everything else, are one
+    configuration whose corpus is the list of theirs (documentation questions over several
+    manuals' indexes: the calibrator maps answers over those, and only as a transfer others)."""
+    if pool_corpora:
+        first, said = pooled(items.configurations)
+    else:
+        first = items.configurations[0]
+        said = next(filter(None, (differences(first, o) for o in items.configurations)), [])
+    if said:
+        raise ValueError(
+            f"{method}: the runs mix configurations ({'; '.join(said)}); calibrate each "
+            "configuration on its own runs"
+        )
     return first
 
 
@@ -204,11 +212,13 @@ def calibrator_of(
     delta: float = DEFAULT_DELTA,
     without: Sequence[str] = (),
     features: Sequence[str] | None = None,
+    pool_corpora: bool = False,
 ) -> Calibrator:
     """A calibrator for ``method``'s answers fit and certified on ``items``, split by the
     committed rule (``split_of``); ``source`` (runs, datasets, excluded items) goes into its
     provenance. ``without``: as for :func:`fit_calibrator`. ``features``: the signals it
-    reads (default: the method's own, the evidence step's where they help on the fit items)."""
+    reads (default: the method's own, the evidence step's where they help on the fit items).
+    ``pool_corpora``: as for :func:`one_configuration`."""
     unknown = sorted(set(without) - set(CHECK_SIGNALS.values()))
     if unknown:
         raise ValueError(
@@ -222,7 +232,7 @@ def calibrator_of(
             f"{runs}: a calibrator needs at least 20, with right and wrong ones among the "
             f"{len(fit.rows)} it is fit on, and some to certify on ({len(held.rows)})"
         )
-    config = one_configuration(items, method)
+    config = one_configuration(items, method, pool_corpora)
     aurocs = signal_aurocs(fit)  # before a missing check's value is imputed
     checked = checked_signals(items, without)
     imputed = impute_at_mean(fit.rows, checked)

@@ -246,10 +246,11 @@ class SearChainConfig:
         before="chain+question",
     )
 
-    # Chosen by issue 62's registered rule on 44 tune items (results/searchain-route/tune.md):
-    # read first, chain when the model cited nothing or the reader disagrees — 27 right, as
-    # many as always chaining (27) with 24 of 44 chained; the first read alone 23. The paper's
-    # route (always chain) is in the searchain-paper preset.
+    # Chosen by issue 62's registered rule on the 96 tune items of both rounds pooled
+    # (results/searchain-route/tune-round2.md): read first, chain when the reader disagrees —
+    # 60 right with 19 of 96 chained; the first round's uncited,reader-disagrees 58 (52
+    # chained), the first read alone 57, always chaining 55. The paper's route (always chain)
+    # is in the searchain-paper preset.
     route: str = setting(
         "read-first",
         "chain (the paper: plan a Chain-of-Query for every question) or read-first "
@@ -258,7 +259,7 @@ class SearChainConfig:
         before="chain",
     )
     chain_when: str = setting(
-        "uncited,reader-disagrees",
+        "reader-disagrees",
         "route=read-first: the triggers that make SearChain chain after its first read, "
         "comma-separated: two-parts, no-answer, unstated, uncited, reader-disagrees, always.",
         remote=False,  # free text: set where the service is started, not per request

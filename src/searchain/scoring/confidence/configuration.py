@@ -169,12 +169,35 @@ def searchain_settings(trace: Trace) -> dict[str, Any]:
 
 def differences(fit: dict[str, Any], answer: dict[str, Any]) -> list[str]:
     """Where the answer's configuration is not the calibrator's, in words ("question
-    position last, fit on instruction"); empty: the same configuration."""
+    position last, fit on instruction"); empty: the same configuration. A calibrator fit on
+    answers over several corpora pooled (:func:`pooled`) names them all: an answer over any
+    of them is like its items; over another corpus it is not."""
     return [
         f"{WORDS[f]} {_shown(answer.get(f))}, fit on {_shown(fit.get(f))}"
         for f in FIELDS
-        if _compared(fit, f) != _compared(answer, f)
+        if not _same(fit, answer, f)
     ]
+
+
+def pooled(configurations: list[dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
+    """One configuration for answers that differ in nothing but their corpus, its corpus the
+    sorted list of theirs (a calibrator fit on them all maps an answer over any of them), and
+    the differences in words of the first answer that differs in more (empty: none)."""
+    first = dict(configurations[0])
+    corpora = {str(c.get("corpus")) for c in configurations}
+    for other in configurations[1:]:
+        said = [d for d in differences({**first, "corpus": other.get("corpus")}, other)]
+        if said:
+            return first, said
+    first["corpus"] = sorted(corpora) if len(corpora) > 1 else first.get("corpus")
+    return first, []
+
+
+def _same(fit: dict[str, Any], answer: dict[str, Any], field: str) -> bool:
+    fitted = fit.get(field)
+    if field == "corpus" and isinstance(fitted, list):  # pooled corpora: any of them
+        return answer.get(field) in fitted
+    return _compared(fit, field) == _compared(answer, field)
 
 
 def _compared(config: dict[str, Any], field: str) -> Any:
@@ -187,4 +210,6 @@ def _compared(config: dict[str, Any], field: str) -> Any:
 
 
 def _shown(value: Any) -> str:
+    if isinstance(value, list):
+        return "one of " + ", ".join(map(str, value))
     return "not recorded" if value is None else str(value)

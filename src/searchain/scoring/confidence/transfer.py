@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from searchain.scoring.confidence.assessment import assess, checks_of, model_key, signals
 from searchain.scoring.confidence.calibrator import find_calibrator
-from searchain.scoring.confidence.configuration import FIELDS, configuration
+from searchain.scoring.confidence.configuration import configuration, differences
 from searchain.types import Confidence, Trace
 
 
@@ -22,12 +22,12 @@ def transferred(conf: Confidence, trace: Trace, model: str) -> Confidence:
     if calibrator is None or fit is None or conf.calibrated:
         return conf
     now = configuration(trace, key)
-    if [f for f in FIELDS if fit.get(f) != now.get(f)] != ["corpus"]:
-        return conf
+    if differences({**fit, "corpus": now.get("corpus")}, now) or not differences(fit, now):
+        return conf  # unlike in more than the corpus, or like it (over a corpus it pooled)
     conf.value = calibrator.probability(conf.signals or signals(trace))
     conf.calibrator = {"name": calibrator.name, "fit_on": calibrator.fit_on}
     conf.note = (
-        f"transfer: the mapping of {calibrator.name}, fit on corpus {fit['corpus']}, "
+        f"transfer: the mapping of {calibrator.name}, fit on corpus {_corpora(fit['corpus'])}, "
         f"applied to an answer over {now['corpus']}: not a probability here"
     )
     return conf
@@ -42,3 +42,7 @@ def confidence_of(trace: Trace, model: str, without: tuple[str, ...] = ()) -> Co
     key = model_key(model)
     found = find_calibrator(trace.method, checks, key, configuration(trace, key))
     return assess(trace, model, calibrator=found)
+
+
+def _corpora(corpus: str | list[str]) -> str:
+    return ", ".join(corpus) if isinstance(corpus, list) else str(corpus)
