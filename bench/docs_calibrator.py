@@ -3,11 +3,15 @@
 The answers are the real-documentation bench's own (``bench/real_docs_answers.py``): each
 searchain arm's record of a question (scored by the short-answer golds, ``alias_match``) and
 its whole trace beside it (``<arm>.traces.jsonl``), from which the signals and the
-configuration identity are read — the calibrator maps only answers made exactly so. The
+configuration identity are read — the calibrator maps only answers made exactly so, over
+any of the sets' indexes (their corpora pooled: documentation questions over several
+manuals; an answer over another index gets its mapping only as a labelled transfer). The
 label is whether the answer shown was right: the short answer (``right_short``, what the
 signals are computed on) by default, rescored with today's golds. Records made before traces
 were kept have no trace and are counted, not used. The committed split rule
-(``scoring/confidence/certification.split_of``) sends each item to fit or to certify.
+(``scoring/confidence/certification.split_of``) sends each item to fit or to certify; at most
+three signals, each in its declared direction, are chosen on the fit items alone
+(``--monotone``, the rule in ``scoring/confidence/feature_choice``).
 
     .venv/bin/python -m bench.docs_calibrator --sets calibration,reported,tune \\
         --arm searchain-plan --out results/calibration/docs/searchain--qwen2.5-coder-1.5b.json
@@ -87,7 +91,15 @@ def main() -> None:
     p.add_argument("--arm", default="searchain-plan", help="the arm whose answers to calibrate")
     p.add_argument("--model", default="qwen2.5-coder-1.5b")
     p.add_argument("--label", choices=sorted(LABELS), default="short")
-    p.add_argument("--features", help="comma-separated signals (default: the method's own)")
+    p.add_argument("--features", help="comma-separated signals (default: chosen, --monotone)")
+    p.add_argument(
+        "--monotone",
+        type=int,
+        default=3,
+        metavar="N",
+        help="at most N signals, each in its declared direction, chosen on the fit "
+        "items (scoring/confidence/feature_choice; 0: the method's own nine)",
+    )
     p.add_argument("--records", type=Path, default=RESULTS, help="the bench's --out")
     p.add_argument("--out", type=Path, help="write the calibrator file here")
     args = p.parse_args()
@@ -107,7 +119,10 @@ def main() -> None:
               "datasets": [f"real-docs-{s}" for s in sets]}  # fmt: skip
     features = args.features.split(",") if args.features else None
     try:
-        fitted = calibrator_of(items, ARMS[args.arm][0], source, features=features)
+        fitted = calibrator_of(
+            items, ARMS[args.arm][0], source, features=features, pool_corpora=True,
+            monotone=args.monotone or None,
+        )  # fmt: skip
     except ValueError as e:
         raise SystemExit(f"no calibrator: {e}") from None
     calibrator = fitted.to_dict()

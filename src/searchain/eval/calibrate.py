@@ -46,6 +46,7 @@ from searchain.scoring.confidence.configuration import (
     pooled,
 )
 from searchain.scoring.confidence.evidence_signals import SIGNALS as EVIDENCE_SIGNALS
+from searchain.scoring.confidence.feature_choice import choose_monotone
 from searchain.types import Trace
 
 FOLDS = 5
@@ -213,12 +214,14 @@ def calibrator_of(
     without: Sequence[str] = (),
     features: Sequence[str] | None = None,
     pool_corpora: bool = False,
+    monotone: int | None = None,
 ) -> Calibrator:
     """A calibrator for ``method``'s answers fit and certified on ``items``, split by the
     committed rule (``split_of``); ``source`` (runs, datasets, excluded items) goes into its
     provenance. ``without``: as for :func:`fit_calibrator`. ``features``: the signals it
     reads (default: the method's own, the evidence step's where they help on the fit items).
-    ``pool_corpora``: as for :func:`one_configuration`."""
+    ``pool_corpora``: as for :func:`one_configuration`. ``monotone`` N: at most N signals,
+    each in its declared direction, chosen on the fit items (``feature_choice``)."""
     unknown = sorted(set(without) - set(CHECK_SIGNALS.values()))
     if unknown:
         raise ValueError(
@@ -237,7 +240,14 @@ def calibrator_of(
     checked = checked_signals(items, without)
     imputed = impute_at_mean(fit.rows, checked)
     variant = calibrator_variant(method, tuple(sorted({CHECK_SIGNALS[s] for s in checked})))
-    if features is None:
+    if features is None and monotone:
+        features, chosen_by = choose_monotone(fit.rows, fit.right, most=monotone)
+        if not features:
+            raise ValueError(
+                f"{method}: no signal every fit answer has predicts in its declared direction "
+                "on the fit items (scoring/confidence/feature_choice): no calibrator"
+            )
+    elif features is None:
         features = (*calibration_signals(method), *checked)
         features, chosen_by = with_evidence_signals(fit, features)
     else:  # named by the caller (chosen before the items were read), read as they are
