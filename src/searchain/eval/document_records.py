@@ -56,7 +56,9 @@ NOT_SETTINGS = frozenset({"index", "threads"})
 def settings_changes(recorded: dict, now: dict) -> list[str]:
     """How an arm's settings now (``{"spec": …, "method": …}``, as a records folder's manifest
     holds them) differ from those its records were made with, in words ("method.route:
-    'chain' -> 'read-first'"); empty: the same configuration."""
+    'chain' -> 'read-first'"); empty: the same configuration. Both are compared as the
+    manifest stores them (JSON: a tuple now is the list it was written as)."""
+    recorded, now = _as_stored(recorded), _as_stored(now)
     return [
         f"{part}.{key}: {before.get(key)!r} -> {after.get(key)!r}"
         for part in ("spec", "method")
@@ -64,3 +66,7 @@ def settings_changes(recorded: dict, now: dict) -> list[str]:
         for key in sorted(set(before) | set(after))
         if key not in NOT_SETTINGS and before.get(key) != after.get(key)
     ]
+
+
+def _as_stored(settings: dict) -> dict:
+    return json.loads(json.dumps(settings, default=str))
