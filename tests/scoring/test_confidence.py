@@ -299,3 +299,17 @@ def test_an_answer_of_one_read_is_not_said_to_have_unconfirmed_steps() -> None:
     assert not any("reasoning steps" in r or "confirmed" in r for r in conf.lowered_by)
     trace.meta["route"] = {"taken": "chain", "rule": "read-first:uncited"}  # a chain: counted
     assert signals(trace)["path_unconfirmed_share"] == 1.0
+
+
+def test_an_answer_of_one_read_carries_its_readers_log_probability() -> None:
+    """The read route asked the reader on the passage it leaned on: that log-probability is
+    the reader's signal there, not the floor of a chain that was never planned; the floor
+    stays only where the reader gave no span."""
+    trace = _trace()
+    trace.method = "searchain"
+    reader = {"answer": "x", "confidence": -0.25, "passage": "p#1"}
+    route = {"taken": "read", "rule": "read-first:reader-disagrees", "signals": {"reader": reader}}
+    trace.meta.update(path=[], route=route)
+    assert signals(trace)["reader_logprob_mean"] == -0.25
+    reader["confidence"] = -100.0  # the reader found no span
+    assert signals(trace)["reader_logprob_mean"] == -10.0

@@ -69,6 +69,10 @@ def searchain_signals(trace: Trace) -> dict[str, float]:
     if not path and read_route(trace):
         # One read answered (route.py): no reasoning step was planned, so none failed to be
         # confirmed — the chain's signals are absent, not 0 ("not confirmed" would be false).
+        # The reader was asked, on the passage the read leaned on: its log-probability is the
+        # reader's on this route (the floor only where it gave no span), not the floor of a
+        # path that was never planned.
+        found["reader_logprob_mean"] = route_reader_logprob(trace)
         for name in (
             "path_confirmed_share",
             "path_unconfirmed_share",
@@ -76,6 +80,17 @@ def searchain_signals(trace: Trace) -> dict[str, float]:
         ):
             del found[name]
     return found
+
+
+def route_reader_logprob(trace: Trace) -> float:
+    """The log-probability of the reader the read route asked (route.py's reader-disagrees
+    signal), at the floor where it gave no span or was not recorded."""
+    route = ChainExtras.of(trace).route or {}
+    reader = (route.get("signals") or {}).get("reader") or {}
+    value = reader.get("confidence") if isinstance(reader, dict) else None
+    if not isinstance(value, int | float) or value <= -99:
+        return LOGPROB_FLOOR
+    return max(LOGPROB_FLOOR, float(value))
 
 
 def read_route(trace: Trace) -> bool:
