@@ -14,8 +14,10 @@ three signals, each in its declared direction, are chosen on the fit items alone
 (``--monotone``, the rule in ``scoring/confidence/feature_choice``).
 
     .venv/bin/python -m bench.docs_calibrator --sets calibration,reported,tune \\
-        --arm searchain-plan --out results/calibration/docs/searchain--qwen2.5-coder-1.5b.json
+        --arm searchain-plan --out results/calibration/docs/calibrator-searchain--qwen2.5-coder-1.5b--docs.json
 
+Shipped as ``src/searchain/data/calibrator-searchain--<model>--docs.json`` it sits beside the
+method's own calibrator and maps the answers of its configuration (``find_calibrator``).
 Prints how many answers were used (and why others were not), the share right, whether the
 fitted map beats the share right (else it is no probability), and the lowest certified risk.
 """
@@ -126,6 +128,9 @@ def main() -> None:
     except ValueError as e:
         raise SystemExit(f"no calibrator: {e}") from None
     calibrator = fitted.to_dict()
+    # a family beside the method's own calibrator (calibrator.family_calibrators): it maps
+    # only answers of its configuration, over the pooled documentation indexes
+    calibrator["name"] = f"{calibrator['name']}--docs"
     print(summary(calibrator, items))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -185,3 +185,32 @@ def test_a_retrieve_read_answer_is_mapped_only_by_a_calibrator_of_its_template()
     del trace.meta["template"]  # made before the template was recorded: the one-sentence form
     assert configuration(trace, SHIPPED_MODEL)["template"] == "retrieve_read"
     assert configuration(_searchain_trace(), SHIPPED_MODEL)["template"] is None
+
+
+def test_a_family_calibrator_maps_the_answers_of_its_own_configuration(
+    own_calibrators: Path,
+) -> None:
+    """A calibrator fit on documentation questions (``…--docs.json``) sits beside the
+    method's own: an answer over one of its corpora is mapped by it (and ``--max-risk``
+    finds its certificate by its name); an answer over another corpus is not, and the note
+    says why as before."""
+    from searchain.scoring.confidence.calibrator import forget_calibrators
+    from searchain.scoring.confidence.risk_bound import RiskBound
+
+    trace = _searchain_trace()
+    trace.meta["corpus"] = "bm25:all-answers-bm25+parts+bridge"
+    docs = copy.deepcopy(_shipped())
+    fit = docs["certification"]["configuration"]
+    fit.update(configuration(trace, SHIPPED_MODEL))
+    fit["corpus"] = ["bm25:all-answers-bm25+parts+bridge", "bm25:answers-bm25+parts+bridge"]
+    docs["name"], docs["probability"] = f"searchain--{SHIPPED_MODEL}--docs", True
+    path = own_calibrators / f"calibrator-searchain--{SHIPPED_MODEL}--docs.json"
+    path.write_text(json.dumps(docs), encoding="utf-8")
+    forget_calibrators()
+    conf = assess(trace, SHIPPED_MODEL)
+    assert conf.calibrated and conf.calibrator["name"] == docs["name"], conf.note
+    bound = RiskBound(0.5, 0.1)
+    assert bound.certificate(conf).reason != "its calibrator is gone"
+    trace.meta["corpus"] = "bm25:git-doc-answers-bm25+parts+bridge"
+    other = assess(trace, SHIPPED_MODEL)
+    assert not other.calibrated and "another configuration" in other.note

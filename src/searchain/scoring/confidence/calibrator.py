@@ -15,8 +15,10 @@ answer's confidence is an uncalibrated score, and these are the words that say w
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from functools import cache, lru_cache
 from importlib import resources
@@ -255,7 +257,13 @@ def shipped_calibrator(method: str, model: str) -> Calibrator | None:
     """The calibrator for ``method`` on ``model``: the user's own (``searchain calibrate``),
     else the one shipped in the package (``data/calibrator-*.json``), else None. A user's file
     is read again when it changes (a running ``serve`` uses a calibrator fitted beside it)."""
-    name = calibrator_name(method, model)
+    return calibrator_named(f"{method}--{model}")
+
+
+def calibrator_named(name: str) -> Calibrator | None:
+    """The calibrator whose name is ``name`` (``searchain--<model>``, or a family's
+    ``searchain--<model>--docs``): the user's file, else the package's, else None."""
+    name = f"calibrator-{name}.json"
     mine = user_calibrators() / name
     try:
         stat = mine.stat()
@@ -280,6 +288,7 @@ def forget_calibrators() -> None:
     """Read every calibrator afresh (a test that swaps the package's files)."""
     _read_calibrator.cache_clear()
     _packaged_calibrator.cache_clear()
+    _packaged_names.cache_clear()
 
 
 def find_calibrator(
@@ -299,5 +308,30 @@ def find_calibrator(
         )
         if c is not None
     ]
-    fits = [c for c in found if identity is not None and not c.differences_from(identity)]
+    family = [] if identity is None else list(family_calibrators(method, model))
+    fits = [c for c in found + family if identity is not None and not c.differences_from(identity)]
     return (fits or found or [None])[0]
+
+
+def family_calibrators(method: str, model: str) -> Iterator[Calibrator]:
+    """The method's calibrators fit on other configurations than its own file's
+    (``calibrator-searchain--<model>--docs.json``: documentation questions), the user's
+    before the package's; one maps an answer only where it was fit on the answer's
+    configuration (:func:`find_calibrator`)."""
+    pattern = calibrator_name(method, model).removesuffix(".json") + "--*.json"
+    seen: set[str] = set()
+    for path in sorted(user_calibrators().glob(pattern)):
+        seen.add(path.name)
+        stat = path.stat()
+        yield _read_calibrator(str(path), stat.st_mtime_ns, stat.st_size)
+    for name in _packaged_names(pattern):
+        if name not in seen:
+            found = _packaged_calibrator(name)
+            if found is not None:
+                yield found
+
+
+@cache
+def _packaged_names(pattern: str) -> tuple[str, ...]:
+    names = [e.name for e in resources.files("searchain.data").iterdir()]
+    return tuple(sorted(n for n in names if fnmatch.fnmatch(n, pattern)))

@@ -9,7 +9,11 @@ say why, in words; so is every answer when no threshold is certified at the risk
 
 from __future__ import annotations
 
-from searchain.scoring.confidence.calibrator import find_calibrator, shipped_calibrator
+from searchain.scoring.confidence.calibrator import (
+    calibrator_named,
+    family_calibrators,
+    find_calibrator,
+)
 from searchain.scoring.confidence.certification import Certificate
 from searchain.types import Confidence
 
@@ -22,6 +26,9 @@ def check_risk_bound(
     if not 0 < max_risk < 1 or not 0 < delta < 1:
         raise ValueError("the maximum risk (--max-risk) and δ (--risk-delta) are between 0 and 1")
     calibrator = find_calibrator(method, checks, model)
+    family = [c for c in family_calibrators(method, model) if c.shown_as_probability]
+    if calibrator is not None and not calibrator.shown_as_probability and family:
+        calibrator = family[0]  # a family's probability (documentation indexes) may hold
     if calibrator is None:
         raise ValueError(
             f"a maximum risk (--max-risk, max_risk) needs a calibrated confidence, and no "
@@ -55,10 +62,11 @@ class RiskBound:
                 reason=f"this answer's confidence is not a calibrated probability ({conf.note})",
             )
         method, model = str(conf.calibrator.get("method")), str(conf.calibrator.get("model"))
-        key = (method, model)
+        name = str(conf.calibrator.get("name") or f"{method}--{model}")
+        key = (name, model)
         if key not in self._certified:
-            # the provenance names the calibrator's own method (its checks included)
-            calibrator = shipped_calibrator(method, model)
+            # the provenance names the calibrator itself (its checks and family included)
+            calibrator = calibrator_named(name)
             self._certified[key] = (
                 calibrator.certificate(self.max_risk, self.delta)
                 if calibrator is not None
