@@ -14,7 +14,8 @@ three signals, each in its declared direction, are chosen on the fit items alone
 (``--monotone``, the rule in ``scoring/confidence/feature_choice``).
 
     .venv/bin/python -m bench.docs_calibrator --sets calibration,reported,tune \\
-        --arm searchain-plan --out results/calibration/docs/calibrator-searchain--qwen2.5-coder-1.5b--docs.json
+        --arm searchain-plan \\
+        --out results/calibration/docs/calibrator-searchain--qwen2.5-coder-1.5b--docs.json
 
 Shipped as ``src/searchain/data/calibrator-searchain--<model>--docs.json`` it sits beside the
 method's own calibrator and maps the answers of its configuration (``find_calibrator``).
