@@ -48,3 +48,40 @@ def test_a_damaged_naive_score_line_is_named(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode != 0
     assert "searchain-route-always.naive.jsonl:33: not a naive-score line" in done.stderr
+
+
+def test_the_docs_calibrator_reads_at_most_three_signals_each_in_its_direction(
+    tmp_path: Path,
+) -> None:
+    """On the committed documentation calibration answers (the first route rule's 49, with
+    traces): at most three signals, each weighted with its declared sign, named a family
+    calibrator (``…--docs``); answers of another configuration are not pooled with them."""
+    import json
+
+    from searchain.scoring.confidence.feature_choice import DIRECTIONS
+
+    out = tmp_path / "calibrator.json"
+    done = run_bench(
+        "docs_calibrator", "--sets", "calibration", "--arm", "searchain-plan-uncited",
+        "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    fitted = json.loads(out.read_text(encoding="utf-8"))
+    assert 1 <= len(fitted["features"]) <= 3 and fitted["name"].endswith("--docs")
+    for name, weight in zip(fitted["features"], fitted["weights"], strict=True):
+        assert weight * DIRECTIONS[name] >= 0, (name, weight)
+    assert fitted["features_chosen_by"]["chosen"] == fitted["features"]
+    # the fresh tune answers, always chained, filed under the same arm: another configuration
+    records = tmp_path / "records"
+    shutil.copytree(ROOT / "results" / "real-docs" / "calibration", records / "calibration")
+    fresh = records / "tune-fresh" / "qwen2.5-coder-1.5b"
+    fresh.mkdir(parents=True)
+    for suffix in (".jsonl", ".traces.jsonl"):
+        shutil.copy(TUNE_FRESH / "qwen2.5-coder-1.5b" / f"searchain-route-always{suffix}",
+                    fresh / f"searchain-plan-uncited{suffix}")  # fmt: skip
+    mixed = run_bench(
+        "docs_calibrator", "--sets", "calibration,tune-fresh", "--arm", "searchain-plan-uncited",
+        "--records", str(records),
+    )  # fmt: skip
+    assert mixed.returncode != 0
+    assert "the runs mix configurations (final step read-first:always" in mixed.stderr, mixed.stderr
