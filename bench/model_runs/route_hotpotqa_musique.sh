@@ -18,5 +18,8 @@ eval_100() {
 }
 eval_100 --dataset hotpotqa --out "$RUNS/hotpotqa-100-route"
 if [ "${MUSIQUE:-0}" = 1 ]; then
-  eval_100 --dataset musique --out "$RUNS/musique-100-route"
+  INDEX="$PWD/results/quality/indexes/musique_train_corpus"
+  [ -d "$INDEX" ] && [ -n "$(ls -A "$INDEX")" ] ||
+    .venv/bin/searchain index ../shared/data/musique/musique_train_corpus.json --out "$INDEX"
+  eval_100 --dataset musique --index "$INDEX" --out "$RUNS/musique-100-route"
 fi
