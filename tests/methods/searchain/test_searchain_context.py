@@ -132,7 +132,10 @@ def test_real_run_stops_rounds_at_the_context_and_still_answers_with_citations(
     window = 256 * math.ceil((len(LocalLLM().tokenize(first)) + 256) / 256)
     llm = CachedLLM(_llm_with_context(window), JsonlStore(store_path))
     assert llm.identity == DEFAULT_MODEL_NAME
-    method = SearChain(llm, index, LLMReader(llm), SearChainConfig(), make_embedder("embedding"))
+    # the chain (its rounds are what the context stops); the default reads first
+    method = SearChain(
+        llm, index, LLMReader(llm), SearChainConfig(route="chain"), make_embedder("embedding")
+    )
     trace = method.run(question)
     assert trace.meta["feedback"], "round 1 should be corrected, as recorded"
     assert trace.rounds == 1 and trace.meta["stopped"] == "context window"
