@@ -132,6 +132,9 @@ def main() -> None:
     # a family beside the method's own calibrator (calibrator.family_calibrators): it maps
     # only answers of its configuration, over the pooled documentation indexes
     calibrator["name"] = f"{calibrator['name']}--docs"
+    if args.out and args.out.name != f"calibrator-{calibrator['name']}.json":
+        # found by its file name, its certificate by its name: the two must agree
+        raise SystemExit(f"--out: name the file calibrator-{calibrator['name']}.json")
     print(summary(calibrator, items))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

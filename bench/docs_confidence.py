@@ -10,7 +10,8 @@ the question alone (one scoring call an answer, ``assessment.naive_logprob``; ke
 95 % bootstrap intervals on the same item resamples (paired):
 
 * the more confident half's share right over all answers' (target ≥ 1.3 ×);
-* AURC, the confidence's against the naive's (target: below it, with its CI);
+* AURC, the confidence's against the naive's (target: below it, judged on the point
+  estimate; the paired CI says whether it excludes 0);
 * ECE (10 bins) where every answer's confidence is a calibrated probability (target ≤ 0.15),
   else said to describe a score that is not one.
 
@@ -54,7 +55,11 @@ def naive_scores(answers: list[tuple[str, Trace, bool]], path: Path, model: str)
     scored with the model (one call) and appended there."""
     done: dict[str, float] = {}
     if path.exists():
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        if lines and not text.endswith("\n"):
+            lines.pop()  # cut by an interruption mid-write: scored again
+        for n, line in enumerate(lines, 1):
             try:
                 row = json.loads(line)
                 done[row["id"]] = float(row["naive_logprob"])

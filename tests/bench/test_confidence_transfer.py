@@ -96,3 +96,29 @@ def test_a_calibrator_of_pooled_corpora_maps_each_and_transfers_to_others(monkey
     assert "fit on corpus bm25:all, bm25:answers, applied to an answer over bm25:git-doc" in (
         outside.note or ""
     )
+
+
+def test_a_family_calibrator_transfers_to_another_documentation_index(
+    own_calibrators: Path,
+) -> None:
+    """The documentation family, fit over three indexes, is applied to an answer over a
+    fourth (the frozen git-doc set's) as a labelled transfer, found without a stand-in."""
+    import json
+
+    from searchain.scoring.confidence.calibrator import forget_calibrators
+
+    trace = _trace("bm25:git-doc")
+    fit = {**configuration(trace, "m"), "corpus": ["bm25:all", "bm25:answers"]}
+    docs = {**_calibrator(fit).to_dict(), "name": "retrieve-read--m--docs"}
+    (own_calibrators / "calibrator-retrieve-read--m--docs.json").write_text(json.dumps(docs))
+    (own_calibrators / "calibrator-retrieve-read--m--bak.json").write_text(json.dumps(docs))
+    forget_calibrators()
+    before = Confidence(value=0.4, calibrated=False, signals={"has_answer": 1.0}, note="n")
+    after = transfer.transferred(before, trace, "m")
+    assert (after.calibrator or {}).get("name") == "retrieve-read--m--docs"
+    assert "fit on corpus bm25:all, bm25:answers, applied to an answer over bm25:git-doc" in (
+        after.note or ""
+    )
+    from searchain.scoring.confidence.calibrator import family_calibrators
+
+    assert [c.name for c in family_calibrators("retrieve-read", "m")] == ["retrieve-read--m--docs"]

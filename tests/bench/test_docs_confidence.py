@@ -60,7 +60,7 @@ def test_the_docs_calibrator_reads_at_most_three_signals_each_in_its_direction(
 
     from searchain.scoring.confidence.feature_choice import DIRECTIONS
 
-    out = tmp_path / "calibrator.json"
+    out = tmp_path / "calibrator-searchain--qwen2.5-coder-1.5b--docs.json"
     done = run_bench(
         "docs_calibrator", "--sets", "calibration", "--arm", "searchain-plan-uncited",
         "--out", str(out),

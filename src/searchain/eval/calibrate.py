@@ -241,6 +241,11 @@ def calibrator_of(
     imputed = impute_at_mean(fit.rows, checked)
     variant = calibrator_variant(method, tuple(sorted({CHECK_SIGNALS[s] for s in checked})))
     if features is None and monotone:
+        if checked:  # their signals have no declared direction, and the name would say them
+            raise ValueError(
+                f"{method}: a monotone choice of signals reads no costly check's "
+                f"({', '.join(checked)}): fit without them (``without``)"
+            )
         features, chosen_by = choose_monotone(fit.rows, fit.right, most=monotone)
         if not features:
             raise ValueError(

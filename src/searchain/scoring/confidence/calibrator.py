@@ -9,7 +9,8 @@ and each field says once what its absence means. :meth:`Calibrator.to_dict` writ
 as the fitter does (key for key, in its order), so a loaded file dumps to the same bytes.
 
 A calibrator maps an answer only if it was fit on exactly the answer's configuration
-(``configuration.py``) and beat the base rate (:meth:`Calibrator.applies_to`); elsewhere an
+(``configuration.py``; for one fit on several corpora pooled, the answer's is one of them)
+and beat the base rate (:meth:`Calibrator.applies_to`); elsewhere an
 answer's confidence is an uncalibrated score, and these are the words that say why.
 """
 
@@ -308,9 +309,17 @@ def find_calibrator(
         )
         if c is not None
     ]
-    family = [] if identity is None else list(family_calibrators(method, model))
-    fits = [c for c in found + family if identity is not None and not c.differences_from(identity)]
-    return (fits or found or [None])[0]
+    if identity is None:
+        return (found or [None])[0]
+    family = list(family_calibrators(method, model))
+    # a family file maps only answers of the configuration it names (none named: none)
+    fits = [c for c in found if not c.differences_from(identity)]
+    fits += [c for c in family if c.differences_from(identity) == []]
+    if fits:
+        return fits[0]
+    # none fits: the nearest, so the note names the fewest differences (still not mapped)
+    nearest = sorted(found + family, key=lambda c: len(c.differences_from(identity) or ()) or 99)
+    return (nearest or [None])[0]
 
 
 def family_calibrators(method: str, model: str) -> Iterator[Calibrator]:
@@ -323,12 +332,20 @@ def family_calibrators(method: str, model: str) -> Iterator[Calibrator]:
     for path in sorted(user_calibrators().glob(pattern)):
         seen.add(path.name)
         stat = path.stat()
-        yield _read_calibrator(str(path), stat.st_mtime_ns, stat.st_size)
+        found = _read_calibrator(str(path), stat.st_mtime_ns, stat.st_size)
+        if _named_as_its_file(found, path.name):
+            yield found
     for name in _packaged_names(pattern):
         if name not in seen:
             found = _packaged_calibrator(name)
-            if found is not None:
+            if found is not None and _named_as_its_file(found, name):
                 yield found
+
+
+def _named_as_its_file(calibrator: Calibrator, file_name: str) -> bool:
+    """A family file counts only if its name is its file's (``--max-risk`` finds the
+    certificate by the name; a copy or backup under another file name is not a calibrator)."""
+    return file_name == f"calibrator-{calibrator.name}.json"
 
 
 @cache

@@ -184,6 +184,8 @@ def pooled(configurations: list[dict[str, Any]]) -> tuple[dict[str, Any], list[s
     sorted list of theirs (a calibrator fit on them all maps an answer over any of them), and
     the differences in words of the first answer that differs in more (empty: none)."""
     first = dict(configurations[0])
+    if any(c.get("corpus") is None for c in configurations):
+        return first, ["corpus not recorded: answers over an unnamed corpus are not pooled"]
     corpora = {str(c.get("corpus")) for c in configurations}
     for other in configurations[1:]:
         said = [d for d in differences({**first, "corpus": other.get("corpus")}, other)]

@@ -47,17 +47,19 @@ def choose_monotone(
 ) -> tuple[tuple[str, ...], dict[str, Any]]:
     """The signals chosen (in the order taken) and how: each step's candidates' losses, the
     share-right bar, and the candidates refused for a weight against their direction."""
-    candidates = [s for s in directions if rows and all(s in r for r in rows)]
+    # a signal every fit answer has, and not the same for all (a constant says nothing)
+    had = [s for s in directions if rows and all(s in r for r in rows)]
+    candidates = [s for s in had if len({r[s] for r in rows}) > 1]
     bar = _share_right_loss(right)
     chosen: tuple[str, ...] = ()
     best = bar
     steps: list[dict[str, Any]] = []
     while len(chosen) < most:
         losses, refused = _step(rows, right, chosen, candidates, directions)
+        steps.append({"losses": losses, "refused (weight against its direction)": refused})
         if not losses:
             break
         pick = min(losses, key=lambda s: (losses[s], s))
-        steps.append({"losses": losses, "refused (weight against its direction)": refused})
         if losses[pick] >= best:
             break
         chosen, best = (*chosen, pick), losses[pick]
@@ -72,6 +74,7 @@ def choose_monotone(
         first = steps[0]["losses"]
         chosen = (min(first, key=lambda s: (first[s], s)),)
         record["fallback"] = f"{chosen[0]}: the best single signal, no better than the share right"
+        record["chosen"] = list(chosen)
     return chosen, record
 
 

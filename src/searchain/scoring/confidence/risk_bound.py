@@ -27,7 +27,7 @@ def check_risk_bound(
         raise ValueError("the maximum risk (--max-risk) and δ (--risk-delta) are between 0 and 1")
     calibrator = find_calibrator(method, checks, model)
     family = [c for c in family_calibrators(method, model) if c.shown_as_probability]
-    if calibrator is not None and not calibrator.shown_as_probability and family:
+    if (calibrator is None or not calibrator.shown_as_probability) and family:
         calibrator = family[0]  # a family's probability (documentation indexes) may hold
     if calibrator is None:
         raise ValueError(

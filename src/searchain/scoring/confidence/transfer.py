@@ -7,23 +7,28 @@ both into runs' records."""
 from __future__ import annotations
 
 from searchain.scoring.confidence.assessment import assess, checks_of, model_key, signals
-from searchain.scoring.confidence.calibrator import find_calibrator
+from searchain.scoring.confidence.calibrator import (
+    Calibrator,
+    family_calibrators,
+    find_calibrator,
+)
 from searchain.scoring.confidence.configuration import configuration, differences
 from searchain.types import Confidence, Trace
 
 
 def transferred(conf: Confidence, trace: Trace, model: str) -> Confidence:
-    """``conf`` with the method's calibrator applied where it differs from the answer's
-    configuration only in the corpus: an uncalibrated score whose note says it is a transfer
-    (else ``conf`` as it is)."""
-    key = model_key(model)
-    calibrator = find_calibrator(trace.method, checks_of(trace), key)
-    fit = None if calibrator is None else calibrator.fit_configuration
-    if calibrator is None or fit is None or conf.calibrated:
+    """``conf`` with a calibrator of the method applied where it differs from the answer's
+    configuration only in the corpus (the method's own, or a family's: documentation
+    questions' over another documentation index): an uncalibrated score whose note says it
+    is a transfer (else ``conf`` as it is)."""
+    if conf.calibrated:
         return conf
+    key = model_key(model)
     now = configuration(trace, key)
-    if differences({**fit, "corpus": now.get("corpus")}, now) or not differences(fit, now):
-        return conf  # unlike in more than the corpus, or like it (over a corpus it pooled)
+    calibrator = _only_the_corpus_differs(trace, key, now)
+    if calibrator is None:
+        return conf
+    fit = calibrator.fit_configuration or {}
     conf.value = calibrator.probability(conf.signals or signals(trace))
     conf.calibrator = {"name": calibrator.name, "fit_on": calibrator.fit_on}
     conf.note = (
@@ -31,6 +36,19 @@ def transferred(conf: Confidence, trace: Trace, model: str) -> Confidence:
         f"applied to an answer over {now['corpus']}: not a probability here"
     )
     return conf
+
+
+def _only_the_corpus_differs(trace: Trace, key: str, now: dict) -> Calibrator | None:
+    """The first of the method's calibrators (a family's first) fit on the answer's
+    configuration in every field but the corpus."""
+    own = find_calibrator(trace.method, checks_of(trace), key)
+    for calibrator in [*family_calibrators(trace.method, key), *([own] if own else [])]:
+        fit = calibrator.fit_configuration
+        if fit is None:
+            continue
+        if not differences({**fit, "corpus": now.get("corpus")}, now) and differences(fit, now):
+            return calibrator
+    return None
 
 
 def confidence_of(trace: Trace, model: str, without: tuple[str, ...] = ()) -> Confidence:
