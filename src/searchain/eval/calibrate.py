@@ -240,23 +240,7 @@ def calibrator_of(
     checked = checked_signals(items, without)
     imputed = impute_at_mean(fit.rows, checked)
     variant = calibrator_variant(method, tuple(sorted({CHECK_SIGNALS[s] for s in checked})))
-    if features is None and monotone:
-        if checked:  # their signals have no declared direction, and the name would say them
-            raise ValueError(
-                f"{method}: a monotone choice of signals reads no costly check's "
-                f"({', '.join(checked)}): fit without them (``without``)"
-            )
-        features, chosen_by = choose_monotone(fit.rows, fit.right, most=monotone)
-        if not features:
-            raise ValueError(
-                f"{method}: no signal every fit answer has predicts in its declared direction "
-                "on the fit items (scoring/confidence/feature_choice): no calibrator"
-            )
-    elif features is None:
-        features = (*calibration_signals(method), *checked)
-        features, chosen_by = with_evidence_signals(fit, features)
-    else:  # named by the caller (chosen before the items were read), read as they are
-        features, chosen_by = tuple(features), None
+    features, chosen_by = features_of(fit, method, checked, features, monotone)
     l2, losses = choose_l2(fit.rows, fit.right, features)
     calibrator = fit_logistic(fit.rows, fit.right, features, l2=l2)
     mapped = Calibrator.from_dict(calibrator)
@@ -301,6 +285,34 @@ def calibrator_of(
         ),
     )
     return Calibrator.from_dict(calibrator)
+
+
+def features_of(
+    fit: CalibrationItems,
+    method: str,
+    checked: Sequence[str],
+    features: Sequence[str] | None,
+    monotone: int | None,
+) -> tuple[tuple[str, ...], dict[str, Any] | None]:
+    """The signals a calibrator reads and how they were chosen (on the fit items alone):
+    named by the caller; at most ``monotone`` in their declared directions; or the method's
+    own, with the evidence step's where they help."""
+    if features is not None:  # named by the caller (chosen before the items were read)
+        return tuple(features), None
+    if not monotone:
+        return with_evidence_signals(fit, (*calibration_signals(method), *checked))
+    if checked:  # their signals have no declared direction, and the name would say them
+        raise ValueError(
+            f"{method}: a monotone choice of signals reads no costly check's "
+            f"({', '.join(checked)}): fit without them (``without``)"
+        )
+    chosen, record = choose_monotone(fit.rows, fit.right, most=monotone)
+    if not chosen:
+        raise ValueError(
+            f"{method}: no signal every fit answer has predicts in its declared direction "
+            "on the fit items (scoring/confidence/feature_choice): no calibrator"
+        )
+    return chosen, record
 
 
 def signal_aurocs(items: CalibrationItems) -> dict[str, float | None]:

@@ -204,7 +204,8 @@ def test_cli_searchain_with_llm_url(mirror, hotpot, tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "searchain.cli", "ask", hotpot[6]["question_text"],
          "--method", "searchain", "--r-max", "1", "--retriever",
-         f"llm-url:base={mirror.url},m=3,shots=2", "--json"],
+         f"llm-url:base={mirror.url},m=3,shots=2", "--json",
+         "-O", "searchain.route=chain"],  # the chain's node queries (the default reads first)
         capture_output=True, text=True, env=env, timeout=600,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
