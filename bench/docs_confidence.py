@@ -26,6 +26,7 @@ import json
 import sys
 from pathlib import Path
 
+from bench.kit import print_and_keep
 from bench.real_docs_answers import RESULTS, load_questions
 from bench.real_docs_sets import SETS
 from searchain.eval.document_records import load_records, load_traces, traces_path
@@ -134,10 +135,7 @@ def main() -> None:
         naive = naive_scores(answers, folder / f"{arm}.naive.jsonl", args.model)
         lines += report(arm, answers, naive)
     text = "\n".join(lines)
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n", encoding="utf-8")
+    print_and_keep(text, args.out)
 
 
 if __name__ == "__main__":

@@ -47,3 +47,11 @@ class Figure:
 
     def line(self) -> str:
         return f"{'ok  ' if self.ok else 'FAIL'} {self.name}: {self.value} (target {self.target})"
+
+
+def print_and_keep(text: str, out: Path | None) -> None:
+    """Print a bench's page, and write it to ``out`` too where one is named."""
+    print(text)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text + "\n", encoding="utf-8")

@@ -43,6 +43,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.kit import print_and_keep
 from searchain.eval.bootstrap import bootstrap_ci
 from searchain.eval.datasets.named import load_dataset
 from searchain.scoring.item import score_item
@@ -190,10 +191,7 @@ def main() -> None:
     chosen = f"## The chosen rule: `{','.join(best) or 'never'}`"
     parts = ["## Route rules on the tune items", rule_table, "## Each trigger", triggers(items)]
     text = "\n\n".join([*parts, chosen, paired(best, items)])
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n", encoding="utf-8")
+    print_and_keep(text, args.out)
 
 
 if __name__ == "__main__":
