@@ -31,7 +31,12 @@ from searchain.eval.runner import MANIFEST, read_results
 from searchain.methods.catalog import resolve
 from searchain.methods.component import MethodComponent
 from searchain.scoring.confidence import checks_of, model_key, signals
-from searchain.scoring.confidence.calibration import auroc, choose_l2, fit_logistic
+from searchain.scoring.confidence.calibration import (
+    auroc,
+    choose_l2,
+    fit_logistic,
+    share_right_log_loss,
+)
 from searchain.scoring.confidence.calibrator import CHECK_SIGNALS, Calibrator, calibrator_variant
 from searchain.scoring.confidence.certification import (
     DEFAULT_DELTA,
@@ -245,7 +250,7 @@ def calibrator_of(
     calibrator = fit_logistic(fit.rows, fit.right, features, l2=l2)
     mapped = Calibrator.from_dict(calibrator)
     oof = out_of_fold(fit.rows, fit.right, features, l2)
-    base_loss = _base_rate_log_loss(fit.right)
+    base_loss = share_right_log_loss(fit.right)
     certify_items = [
         (item_hash(i), mapped.probability(r), ok)
         for i, r, ok in zip(held.ids, held.rows, held.right, strict=True)
@@ -376,13 +381,6 @@ def with_evidence_signals(
         "cv_log_loss_without": round(without, 4),
         "cv_log_loss_with": round(with_them, 4),
     }
-
-
-def _base_rate_log_loss(right: Sequence[bool]) -> float:
-    """The log-loss of predicting the share right for every item: the bar a calibrator's
-    cross-validated log-loss must clear to add anything."""
-    share = min(max(sum(right) / len(right), 1e-6), 1 - 1e-6)
-    return -(share * math.log(share) + (1 - share) * math.log(1 - share))
 
 
 def _dataset(run: str | Path) -> str:

@@ -188,3 +188,10 @@ def risk_controlling_threshold(
             break
         best = RiskThreshold(conf, max_risk, delta, n, i, errors)
     return best
+
+
+def share_right_log_loss(right: Sequence[bool]) -> float:
+    """The log-loss of predicting the share right for every item: the bar a calibrator's
+    cross-validated log-loss must clear to add anything."""
+    share = min(max(sum(right) / len(right), 1e-6), 1 - 1e-6)
+    return -(share * math.log(share) + (1 - share) * math.log(1 - share))

@@ -11,11 +11,10 @@ the share right, and the calibrator falls back to the best single one, shown as 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
-from searchain.scoring.confidence.calibration import choose_l2, fit_logistic
+from searchain.scoring.confidence.calibration import choose_l2, fit_logistic, share_right_log_loss
 
 # +1: more of it, more likely right; -1: less. Declared from what each signal measures
 # (scoring/confidence), before any documentation calibration answer was read.
@@ -50,7 +49,7 @@ def choose_monotone(
     # a signal every fit answer has, and not the same for all (a constant says nothing)
     had = [s for s in directions if rows and all(s in r for r in rows)]
     candidates = [s for s in had if len({r[s] for r in rows}) > 1]
-    bar = _share_right_loss(right)
+    bar = share_right_log_loss(right)
     chosen: tuple[str, ...] = ()
     best = bar
     steps: list[dict[str, Any]] = []
@@ -98,8 +97,3 @@ def _step(
             continue
         losses[signal] = round(by_l2[l2], 4)
     return losses, refused
-
-
-def _share_right_loss(right: Sequence[bool]) -> float:
-    share = min(max(sum(right) / max(len(right), 1), 1e-6), 1 - 1e-6)
-    return -(share * math.log(share) + (1 - share) * math.log(1 - share))
