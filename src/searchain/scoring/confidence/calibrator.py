@@ -229,14 +229,15 @@ class Calibrator:
 
 def share_right(fit_on: dict[str, Any]) -> str:
     """The share right on the calibration items, as a note's last clause ("; answers of
-    this configuration were right in 94 of its 240 calibration items (39%)"); "" where the
-    file does not say."""
+    the configuration it was fit on were right in 94 of its 240 calibration items (39%)"):
+    the calibrator's configuration, which a note may show beside an answer of another; ""
+    where the file does not say."""
     items, right = fit_on.get("items"), fit_on.get("right")
     if not items or right is None:
         return ""
     return (
-        f"; answers of this configuration were right in {right} of its {items} calibration "
-        f"items ({right / items:.0%})"
+        f"; answers of the configuration it was fit on were right in {right} of its {items} "
+        f"calibration items ({right / items:.0%})"
     )
 
 
