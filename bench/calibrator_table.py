@@ -38,10 +38,15 @@ def shipped() -> dict[str, dict[str, Any]]:
 
 def fit_on(configuration: dict[str, Any]) -> str:
     """The configuration in a few words: SearChain's question position and final step, a
-    baseline's task (the prompt form, corpus and model are the same for every shipped one)."""
+    baseline's task; the corpora where pooled (a family fit over several documentation
+    indexes, ``--docs``) — the others share one corpus, the prompt form and the model."""
     if configuration.get("question_position") is None:
         return f"task {configuration['task']}"
-    return f"question {configuration['question_position']}, {configuration['final_step']}"
+    said = f"question {configuration['question_position']}, {configuration['final_step']}"
+    corpus = configuration.get("corpus")
+    if isinstance(corpus, list):
+        said += f", over any of {len(corpus)} documentation indexes (`{'`, `'.join(corpus)}`)"
+    return said
 
 
 def row(name: str, cal: dict[str, Any]) -> str:
