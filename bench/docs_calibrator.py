@@ -35,6 +35,7 @@ from bench.real_docs_answers import RESULTS
 from bench.real_docs_sets import ARMS, SETS
 from searchain.eval.calibrate import CalibrationItems, calibrator_of, items_of
 from searchain.eval.document_records import load_records, load_traces, traces_path
+from searchain.scoring.confidence.transfer import transfer_record
 from searchain.scoring.document_answers import rescore
 from searchain.types import Trace, strict_dumps
 
@@ -82,8 +83,19 @@ def summary(calibrator: dict[str, Any], items: CalibrationItems) -> str:
         "shown as a probability: " + (SHOWN if calibrator.get("probability") else NOT_SHOWN),
         f"lowest certified risk (δ {cert.get('delta')}): {cert.get('lowest_certified_risk')}"
         + (f" — {cert['reason']}" if cert.get("reason") else ""),
+        "applied to other documentation indexes as a transfer score: "
+        + _transfer_said(calibrator.get("transfer") or {}),
     ]
     return "\n".join(lines)
+
+
+def _transfer_said(transfer: dict[str, Any]) -> str:
+    said = "yes" if transfer.get("applies") else "no"
+    return (
+        f"{said} (AUROC on the {transfer.get('certification_items')} certification items: "
+        f"the mapping {transfer.get('auroc')}, the uncalibrated score "
+        f"{transfer.get('uncalibrated_auroc')})"
+    )
 
 
 def main() -> None:
@@ -132,6 +144,8 @@ def main() -> None:
     # a family beside the method's own calibrator (calibrator.family_calibrators): it maps
     # only answers of its configuration, over the pooled documentation indexes
     calibrator["name"] = f"{calibrator['name']}--docs"
+    held_out = items.part("certify")  # beyond its indexes only if it ranks these better
+    calibrator["transfer"] = transfer_record(fitted, held_out.rows, held_out.right)
     if args.out and args.out.name != f"calibrator-{calibrator['name']}.json":
         # found by its file name, its certificate by its name: the two must agree
         raise SystemExit(f"--out: name the file calibrator-{calibrator['name']}.json")

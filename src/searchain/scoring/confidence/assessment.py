@@ -23,7 +23,11 @@ that the answer is right, for answers of exactly the configuration it was fit on
 (``configuration.py``), with its own largest terms as the reasons (``reasons.py``).
 Elsewhere — no calibrator, another configuration, or one no better than the base rate — the
 value is an *uncalibrated score* (the share of the binary evidence above that holds) and
-says why; it never poses as a probability.
+says why; it never poses as a probability. One exception of value, not of label: an answer
+over documents that a documentation family (``…--docs.json``) was fit on in all but the
+corpus gets that family's mapping as a *transfer score*, where its file says the mapping
+ranked its held-out items better (``transfer.transfer_record``) — still uncalibrated, and
+its note says so.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from searchain.scoring.confidence.calibrator import (
     UNCALIBRATED,
     Calibrator,
     find_calibrator,
+    transfer_family,
 )
 from searchain.scoring.confidence.chain_signals import answer_in, searchain_signals
 from searchain.scoring.confidence.configuration import configuration
@@ -193,11 +198,32 @@ def assess(
         note = why_not or UNCALIBRATED.format(method=trace.method, model=key)
         conf = Confidence(uncalibrated_score(found), False, found, None, note=note)
         conf.lowered_by, conf.raised_by = lowered_by(found), raised_by(found)
+        family = transfer_family(trace.method, key, identity) if over_documents(trace) else None
+        if family is not None:  # still no probability: the value ranks, the note says so
+            conf.value = family.probability(found)
+            conf.calibrator = {"name": family.name, "fit_on": family.fit_on}
+            conf.note = transfer_note(family, identity)
     conf.cost = {"llm_calls": 0.0, "seconds": 0.0}
     if abstain_below is not None:
         conf.threshold = abstain_below
         conf.abstained = conf.value < abstain_below
     return conf
+
+
+def over_documents(trace: Trace) -> bool:
+    """Whether the answer was made over documents (a passage it read comes from a file): the
+    answers a documentation family was fit on were."""
+    return any(p.source and p.source.get("path") for p in trace.references)
+
+
+def transfer_note(family: Calibrator, identity: dict[str, Any]) -> str:
+    fit = (family.fit_configuration or {}).get("corpus")
+    corpora = ", ".join(fit) if isinstance(fit, list) else str(fit)
+    return (
+        f"transfer: the mapping of {family.name}, fit on documentation answers over "
+        f"{corpora}, applied to an answer over {identity.get('corpus')}: a score that ranks "
+        "answers, not a probability here"
+    )
 
 
 def abstention_text(trace: Trace) -> str:

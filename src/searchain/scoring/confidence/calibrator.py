@@ -83,6 +83,10 @@ class Calibrator:
     # Its certification record (``certification.certification_record``). None: fit before
     # certification; one without "configuration": fit before configurations were recorded.
     certification: dict[str, Any] | None = None
+    # A documentation family's verdict on mapping answers over other documentation indexes
+    # (``transfer.transfer_record``: whether it ranked its certification items better than
+    # the uncalibrated score). None: the mapping is never applied beyond its configuration.
+    transfer: dict[str, Any] | None = None
     # Keys the fitter does not write (a script's notes, as "identity_widened"), kept as they are.
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -321,6 +325,19 @@ def find_calibrator(
     # none fits: the nearest, so the note names the fewest differences (still not mapped)
     nearest = sorted(found + family, key=lambda c: len(c.differences_from(identity) or ()) or 99)
     return (nearest or [None])[0]
+
+
+def transfer_family(method: str, model: str, identity: dict[str, Any]) -> Calibrator | None:
+    """The first of the method's families whose file says its mapping transfers
+    (``transfer.applies``) and which was fit on ``identity`` in every field but the corpus:
+    for an answer over documents, its mapping is then a labelled transfer score."""
+    for calibrator in family_calibrators(method, model):
+        fit = calibrator.fit_configuration
+        if fit is None or not (calibrator.transfer or {}).get("applies"):
+            continue
+        if differences({**fit, "corpus": identity.get("corpus")}, identity) == []:
+            return calibrator
+    return None
 
 
 def family_calibrators(method: str, model: str) -> Iterator[Calibrator]:

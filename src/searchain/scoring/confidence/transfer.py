@@ -6,7 +6,18 @@ both into runs' records."""
 
 from __future__ import annotations
 
-from searchain.scoring.confidence.assessment import assess, checks_of, model_key, signals
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from searchain.scoring.confidence.assessment import (
+    assess,
+    checks_of,
+    model_key,
+    signals,
+    uncalibrated_score,
+)
+from searchain.scoring.confidence.calibration import auroc
 from searchain.scoring.confidence.calibrator import (
     Calibrator,
     family_calibrators,
@@ -64,3 +75,29 @@ def confidence_of(trace: Trace, model: str, without: tuple[str, ...] = ()) -> Co
 
 def _corpora(corpus: str | list[str]) -> str:
     return ", ".join(corpus) if isinstance(corpus, list) else str(corpus)
+
+
+TRANSFER_RULE = (
+    "on the certification items, the mapping's AUROC above the uncalibrated score's "
+    "(registered 2026-12-02, docs/confidence.md)"
+)
+
+
+def transfer_record(
+    calibrator: Calibrator, rows: Sequence[dict[str, float]], right: Sequence[bool]
+) -> dict[str, Any]:
+    """Whether a documentation family's mapping is applied, as a labelled transfer score, to
+    answers over other documentation indexes (``calibrator.transfer_family``): where it
+    ranks its certification items (``rows``, ``right``: held out of the fit) better than
+    the uncalibrated score an answer would show otherwise (the rule, fixed before the fit)."""
+    mapped = auroc([calibrator.probability(r) for r in rows], right)
+    plain = auroc([uncalibrated_score(r) for r in rows], right)
+    known = not (math.isnan(mapped) or math.isnan(plain))
+    return {
+        "to": "answers over other documentation indexes, as a score that is not a probability",
+        "rule": TRANSFER_RULE,
+        "certification_items": len(rows),
+        "auroc": None if math.isnan(mapped) else round(mapped, 3),
+        "uncalibrated_auroc": None if math.isnan(plain) else round(plain, 3),
+        "applies": bool(known and mapped > plain),
+    }
