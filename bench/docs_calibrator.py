@@ -144,6 +144,9 @@ def main() -> None:
     # a family beside the method's own calibrator (calibrator.family_calibrators): it maps
     # only answers of its configuration, over the pooled documentation indexes
     calibrator["name"] = f"{calibrator['name']}--docs"
+    # yes/no apart: a bare Yes or No is mapped only if some of its items were one
+    yes_no = sum(1 for row in items.rows if row.get("answer_is_yes_no") == 1.0)
+    calibrator["fit_on"] = {**calibrator["fit_on"], "yes_no_items": yes_no}
     held_out = items.part("certify")  # beyond its indexes only if it ranks these better
     calibrator["transfer"] = transfer_record(fitted, held_out.rows, held_out.right)
     if args.out and args.out.name != f"calibrator-{calibrator['name']}.json":

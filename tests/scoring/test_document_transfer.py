@@ -97,3 +97,19 @@ def test_the_transfer_applies_only_where_the_mapping_ranks_held_out_items_better
     assert not worse["applies"] and worse["auroc"] == 0.0
     one_class = transfer_record(_calibrator(), rows, [True] * 4)  # AUROC undefined: no
     assert not one_class["applies"] and one_class["auroc"] is None
+
+
+def test_a_bare_yes_or_no_is_not_mapped_by_a_family_fit_on_none(own_calibrators: Path) -> None:
+    """Yes/no apart: the documentation family's items held no yes/no answer (its file says
+    0), so a bare Yes over one of its own indexes is not given its probability."""
+    trace = _trace("bm25:answers-bm25")
+    trace.answer = "Yes"
+    _family(own_calibrators, {**configuration(trace, "m"), "corpus": POOLED}, applies=True)
+    path = own_calibrators / "calibrator-retrieve-read--m--docs.json"
+    data = json.loads(path.read_text())
+    assert assess(trace, "m").calibrated  # the file does not say: mapped as before
+    path.write_text(json.dumps({**data, "fit_on": {"items": 150, "yes_no_items": 0}}))
+    conf = assess(trace, "m")
+    assert not conf.calibrated and "none of which was a bare Yes or No" in conf.note
+    trace.answer = "--onto"
+    assert assess(trace, "m").calibrated

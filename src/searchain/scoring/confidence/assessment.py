@@ -190,6 +190,8 @@ def assess(
     identity = configuration(trace, key)
     calibrator = calibrator or find_calibrator(trace.method, checks_of(trace), key, identity)
     maps, why_not = calibrator.applies_to(identity) if calibrator is not None else (False, "")
+    if calibrator is not None and maps and unlike_its_items(calibrator, found):
+        maps, why_not = False, unlike_its_items(calibrator, found)
     if calibrator is not None and maps:
         conf = Confidence(calibrator.probability(found), True, found, calibrator.provenance())
         conf.note = calibrator.explain(found)
@@ -199,7 +201,9 @@ def assess(
         conf = Confidence(uncalibrated_score(found), False, found, None, note=note)
         conf.lowered_by, conf.raised_by = lowered_by(found), raised_by(found)
         family = transfer_family(trace.method, key, identity) if over_documents(trace) else None
-        if family is not None:  # still no probability: the value ranks, the note says so
+        if family is not None and not unlike_its_items(
+            family, found
+        ):  # still no probability: the value ranks, the note says so
             conf.value = family.probability(found)
             conf.calibrator = {"name": family.name, "fit_on": family.fit_on}
             conf.note = transfer_note(family, identity)
@@ -208,6 +212,18 @@ def assess(
         conf.threshold = abstain_below
         conf.abstained = conf.value < abstain_below
     return conf
+
+
+def unlike_its_items(calibrator: Calibrator, found: dict[str, float]) -> str:
+    """Why an answer is not like any the calibrator was fit on, though its configuration is
+    ("" when it is): a bare Yes or No where its file says none of its items was one (the
+    documentation family: no yes/no question among them), so its map says nothing of it."""
+    if found.get("answer_is_yes_no") == 1.0 and (calibrator.fit_on or {}).get("yes_no_items") == 0:
+        return (
+            f"uncalibrated score: the calibrator {calibrator.name} was fit on answers none of "
+            "which was a bare Yes or No, and this answer is one"
+        )
+    return ""
 
 
 def over_documents(trace: Trace) -> bool:
