@@ -155,7 +155,9 @@ def main() -> None:
     print(summary(calibrator, items))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(strict_dumps(calibrator, indent=1) + "\n", encoding="utf-8")
+        args.out.write_text(
+            strict_dumps(calibrator, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
 
 
 if __name__ == "__main__":

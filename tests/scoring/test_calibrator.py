@@ -29,8 +29,12 @@ MAP = {
 }
 
 
-def test_the_package_ships_its_eleven_calibrators() -> None:
-    assert len(SHIPPED) == 11
+def test_the_package_ships_its_twelve_calibrators() -> None:
+    # eleven of a method's own configuration, and the documentation family (…--docs.json)
+    assert len(SHIPPED) == 12
+    assert [n for n in SHIPPED if n.endswith("--docs.json")] == [
+        "calibrator-searchain--qwen2.5-coder-1.5b--docs.json"
+    ]
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -39,7 +43,11 @@ def test_a_shipped_calibrator_loads_and_dumps_to_its_own_bytes(name: str) -> Non
     calibrator = Calibrator.from_dict(json.loads(raw))
     # the scripts that stamped them (bench/calibrator_identity.py) wrote UTF-8 as it is
     assert json.dumps(calibrator.to_dict(), indent=1, ensure_ascii=False) + "\n" == raw
-    assert f"calibrator-{calibrator.method}--{calibrator.model}.json" == name
+    assert f"calibrator-{calibrator.name}.json" == name  # a family's name says its family
+    assert calibrator.name in (
+        f"{calibrator.method}--{calibrator.model}",
+        f"{calibrator.method}--{calibrator.model}--docs",
+    )
     assert calibrator.model == SHIPPED_MODEL and calibrator.fit_configuration is not None
     assert set(calibrator.provenance()) == {
         "name",
