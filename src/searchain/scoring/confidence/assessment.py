@@ -44,7 +44,7 @@ from searchain.scoring.confidence.calibrator import (
     transfer_family,
 )
 from searchain.scoring.confidence.chain_signals import answer_in, searchain_signals
-from searchain.scoring.confidence.configuration import configuration
+from searchain.scoring.confidence.configuration import configuration, corpora_said
 from searchain.scoring.confidence.evidence_signals import evidence_signals
 from searchain.scoring.confidence.free_signals import free_signals
 from searchain.scoring.confidence.reasons import calibrated_reasons
@@ -190,8 +190,9 @@ def assess(
     identity = configuration(trace, key)
     calibrator = calibrator or find_calibrator(trace.method, checks_of(trace), key, identity)
     maps, why_not = calibrator.applies_to(identity) if calibrator is not None else (False, "")
-    if calibrator is not None and maps and unlike_its_items(calibrator, found):
-        maps, why_not = False, unlike_its_items(calibrator, found)
+    unlike = unlike_its_items(calibrator, found) if calibrator is not None and maps else ""
+    if unlike:
+        maps, why_not = False, unlike
     if calibrator is not None and maps:
         conf = Confidence(calibrator.probability(found), True, found, calibrator.provenance())
         conf.note = calibrator.explain(found)
@@ -201,9 +202,8 @@ def assess(
         conf = Confidence(uncalibrated_score(found), False, found, None, note=note)
         conf.lowered_by, conf.raised_by = lowered_by(found), raised_by(found)
         family = transfer_family(trace.method, key, identity) if over_documents(trace) else None
-        if family is not None and not unlike_its_items(
-            family, found
-        ):  # still no probability: the value ranks, the note says so
+        # still no probability: the value ranks, the note says so
+        if family is not None and not unlike_its_items(family, found):
             conf.value = family.probability(found)
             conf.calibrator = {"name": family.name, "fit_on": family.fit_on}
             conf.note = transfer_note(family, identity)
@@ -233,8 +233,7 @@ def over_documents(trace: Trace) -> bool:
 
 
 def transfer_note(family: Calibrator, identity: dict[str, Any]) -> str:
-    fit = (family.fit_configuration or {}).get("corpus")
-    corpora = ", ".join(fit) if isinstance(fit, list) else str(fit)
+    corpora = corpora_said((family.fit_configuration or {}).get("corpus"))
     return (
         f"transfer: the mapping of {family.name}, fit on documentation answers over "
         f"{corpora}, applied to an answer over {identity.get('corpus')}: a score that ranks "

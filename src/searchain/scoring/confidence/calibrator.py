@@ -29,7 +29,7 @@ from typing import Any
 from searchain.paths import cache_root
 from searchain.scoring.confidence import maxprob
 from searchain.scoring.confidence.certification import Certificate, certify
-from searchain.scoring.confidence.configuration import differences
+from searchain.scoring.confidence.configuration import alike_but_the_corpus, differences
 
 UNCALIBRATED = (
     "uncalibrated score: no calibrator was fit for {method} on {model}; `searchain calibrate` "
@@ -335,7 +335,7 @@ def transfer_family(method: str, model: str, identity: dict[str, Any]) -> Calibr
         fit = calibrator.fit_configuration
         if fit is None or not (calibrator.transfer or {}).get("applies"):
             continue
-        if differences({**fit, "corpus": identity.get("corpus")}, identity) == []:
+        if alike_but_the_corpus(fit, identity):
             return calibrator
     return None
 

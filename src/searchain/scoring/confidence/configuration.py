@@ -167,6 +167,17 @@ def searchain_settings(trace: Trace) -> dict[str, Any]:
     }
 
 
+def alike_but_the_corpus(fit: dict[str, Any], answer: dict[str, Any]) -> bool:
+    """Whether the answer's configuration is the calibrator's in every field but the corpus
+    (the condition of a transfer, ``transfer.py``)."""
+    return differences({**fit, "corpus": answer.get("corpus")}, answer) == []
+
+
+def corpora_said(corpus: str | list[str] | None) -> str:
+    """A fit configuration's corpus in words: one name, or the pooled ones joined."""
+    return ", ".join(corpus) if isinstance(corpus, list) else str(corpus)
+
+
 def differences(fit: dict[str, Any], answer: dict[str, Any]) -> list[str]:
     """Where the answer's configuration is not the calibrator's, in words ("question
     position last, fit on instruction"); empty: the same configuration. A calibrator fit on

@@ -23,7 +23,12 @@ from searchain.scoring.confidence.calibrator import (
     family_calibrators,
     find_calibrator,
 )
-from searchain.scoring.confidence.configuration import configuration, differences
+from searchain.scoring.confidence.configuration import (
+    alike_but_the_corpus,
+    configuration,
+    corpora_said,
+    differences,
+)
 from searchain.types import Confidence, Trace
 
 
@@ -43,7 +48,7 @@ def transferred(conf: Confidence, trace: Trace, model: str) -> Confidence:
     conf.value = calibrator.probability(conf.signals or signals(trace))
     conf.calibrator = {"name": calibrator.name, "fit_on": calibrator.fit_on}
     conf.note = (
-        f"transfer: the mapping of {calibrator.name}, fit on corpus {_corpora(fit['corpus'])}, "
+        f"transfer: the mapping of {calibrator.name}, fit on corpus {corpora_said(fit['corpus'])}, "
         f"applied to an answer over {now['corpus']}: not a probability here"
     )
     return conf
@@ -57,7 +62,7 @@ def _only_the_corpus_differs(trace: Trace, key: str, now: dict) -> Calibrator | 
         fit = calibrator.fit_configuration
         if fit is None:
             continue
-        if not differences({**fit, "corpus": now.get("corpus")}, now) and differences(fit, now):
+        if alike_but_the_corpus(fit, now) and differences(fit, now):
             return calibrator
     return None
 
@@ -71,10 +76,6 @@ def confidence_of(trace: Trace, model: str, without: tuple[str, ...] = ()) -> Co
     key = model_key(model)
     found = find_calibrator(trace.method, checks, key, configuration(trace, key))
     return assess(trace, model, calibrator=found)
-
-
-def _corpora(corpus: str | list[str]) -> str:
-    return ", ".join(corpus) if isinstance(corpus, list) else str(corpus)
 
 
 TRANSFER_RULE = (
