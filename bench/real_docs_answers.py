@@ -92,9 +92,10 @@ from bench.real_docs_peer import (
 from bench.real_docs_recall import setup as fetch_documents
 from bench.real_docs_records import append, append_trace, git_commit, write_manifest
 from bench.real_docs_sets import ARMS, PEER, SETS, QuestionSet, retriever_of
-from searchain.eval.document_answers_tables import alias_markdown, markdown
+from searchain.eval.document_answers_tables import markdown
 from searchain.eval.document_questions import load_git_doc
 from searchain.eval.document_records import load_records, settings_changes
+from searchain.eval.short_answer_tables import alias_markdown
 from searchain.scoring.document_answers import (
     rescore,
     trace_record,

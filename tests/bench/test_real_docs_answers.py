@@ -1,5 +1,6 @@
 """The scoring rules of the real-documentation answers bench (issue 39;
-``searchain.scoring.document_answers``, its tables ``searchain.eval.document_answers_tables``):
+``searchain.scoring.document_answers``, its tables ``searchain.eval.document_answers_tables``
+and ``searchain.eval.short_answer_tables``):
 which citation names the right file and page, when a two-passage question counts as answered,
 when the answer's passage was in hand, and where a miss is put. No model, no documents."""
 
@@ -12,6 +13,7 @@ import pytest
 
 from searchain.eval import document_answers_tables as T
 from searchain.eval import document_records as R
+from searchain.eval import short_answer_tables as S
 from searchain.scoring.document_answers import holds, rescore, score, squash, trace_record, view
 from searchain.scoring.match import alias_match
 
@@ -202,9 +204,9 @@ def test_an_arm_without_a_short_answer_is_scored_on_its_whole_reply() -> None:
     q, r = recorded("llamaindex", "dd-debmake-version")
     assert "short_answer" not in r and r["right_short"] == r["right_whole"] == 1.0
     assert r["right_derived"] == float(alias_match(short_answer(r["answer"]), q["answers"]))
-    assert T.short_of({"a": r}) == "= whole reply"
+    assert S.short_of({"a": r}) == "= whole reply"
     _, searchain = recorded("searchain", "dd-debmake-version")
-    assert T.short_of({"a": searchain}) == "recorded"
+    assert S.short_of({"a": searchain}) == "recorded"
 
 
 def test_a_failed_record_is_not_rescored_and_counts_0() -> None:
@@ -222,7 +224,7 @@ def test_the_short_answer_golds_table_pairs_each_arm_with_the_arms_asked() -> No
         for r in items.values():
             r |= {"status": "ok", "kind": "one-passage", "short_answer": "x", "cover_em": 0.0}
             r |= {"right_short": r["right_whole"], "right_derived": r["right_whole"]}
-    text = T.alias_markdown(rows, "m", "reported", 2, ["retrieve-read", "absent"])
+    text = S.alias_markdown(rows, "m", "reported", 2, ["retrieve-read", "absent"])
     assert "| searchain | 2 | +50.0 [+0.0, +100.0] (1 / 0) |" in text
     assert "Paired with absent" not in text
 
@@ -247,12 +249,38 @@ def test_the_route_table_counts_each_route_and_what_the_chain_added_over_the_fir
                               "cover_em": 0.0, "right_whole": 1.0, "right_short": 1.0,
                               "right_derived": 1.0, "seconds": 20.0} for i in "abcd"},
     }  # fmt: skip
-    text = T.alias_markdown(rows, "m", "reported", 4, ["retrieve-read"])
+    text = S.alias_markdown(rows, "m", "reported", 4, ["retrieve-read"])
     assert "| searchain | read | 1 | 1/1, 100.0 [100.0, 100.0] |" in text
     assert "| searchain | chain | 3 | 1/3, 33.3" in text and text.count("| 1 / 1 |") == 1
     assert "| searchain | first read, every question | 4 | 2/4, 50.0" in text
     assert "| searchain | 60.0 (4) | 3.00x (4) |" in text  # medians 60 s against 20 s
     assert "| retrieve-read | read |" not in text  # an arm without routes has no route rows
+
+
+def test_the_tables_show_the_kinds_held_each_kind_paired_and_the_citations() -> None:
+    """A bridge column only where bridge questions are; the difference within a kind with its
+    interval (a target on bridge questions is read there); citations by the set's rule."""
+
+    def rec(kind: str, right: float, cites: float) -> dict:
+        return {"status": "ok", "kind": kind, "short_answer": "x", "cover_em": 0.0,
+                "right_whole": right, "right_short": right, "right_derived": right,
+                "cite_source": cites, "cite_file": 0.0}  # fmt: skip
+
+    kinds = {"a": "one-passage", "b": "bridge", "c": "bridge"}
+    rows = {
+        "searchain": {i: rec(k, 1.0, 1.0) for i, k in kinds.items()},
+        "retrieve-read": {i: rec(k, float(k == "one-passage"), 0.0) for i, k in kinds.items()},
+    }
+    text = S.alias_markdown(rows, "m", "git-doc", 3, ["retrieve-read"])
+    assert "bridge: whole" in text and "two-passage: whole" not in text
+    assert "| searchain | bridge | 2 | +100.0 [+100.0, +100.0] * (2 / 0) |" in text
+    assert "| searchain | one-passage | 1 | +0.0" in text
+    assert (
+        "| searchain | 3 | 100.0 [100.0, 100.0] | 100.0 [100.0, 100.0] | 0.0 [0.0, 0.0] |" in text
+    )
+    assert "| retrieve-read | 3 | 0.0 [0.0, 0.0] | 0.0 [0.0, 0.0] | 0.0 [0.0, 0.0] |" in text
+    one_kind = {a: {"a": r["a"]} for a, r in rows.items()}
+    assert "within each kind" not in S.alias_markdown(one_kind, "m", "x", 1, ["retrieve-read"])
 
 
 def test_traces_beside_the_records_keep_the_last_line_per_item_and_name_a_bad_line(

@@ -17,7 +17,7 @@ from searchain.eval.document_questions import (
     from_git_doc,
     load_git_doc,
 )
-from searchain.scoring.document_answers import needs, score
+from searchain.scoring.document_answers import cite_source, needs, rescore, score
 from searchain.scoring.match import alias_match
 
 # Written here in the set's form, about no real page of it.
@@ -68,6 +68,19 @@ def test_a_citation_of_a_page_s_twin_is_a_citation_of_the_page() -> None:
     assert score(q, "the-file [1]", twin, twin)["cite_file"] == 1.0
     assert score(q, "the-file [1]", twin, twin)["in_hand"] is True
     assert score(q, "the-file [1]", other, other)["cite_file"] == 0.0
+
+
+def test_the_set_s_citation_rule_takes_any_source_file_or_its_twin() -> None:
+    """Its README: a citation is right when a cited passage comes from a source file (or its
+    twin) — a bridge's first file too, which ``cite_file`` (every answer file) does not take."""
+    q = from_git_doc(BRIDGE, "git-doc")
+    first = [{"file": "git-doc/git-c.txt", "page": None}]  # the bridge fact's file, its twin
+    assert cite_source(q, first) == 1.0
+    assert score(q, "x", [], [{**first[0], "text": ""}])["cite_file"] == 0.0
+    assert cite_source(q, [{"file": "git-doc/git-e.html", "page": None}]) == 0.0
+    assert cite_source(q, []) == 0.0
+    record = {"status": "ok", "answer": "the-file [1]", "short_answer": "the-file", "cited": first}
+    assert rescore(q, record)["cite_source"] == 1.0 and rescore(q, record)["right_short"] == 1.0
 
 
 def test_a_part_on_two_quotes_looks_for_each_in_any_source() -> None:

@@ -12,6 +12,7 @@ file, with a page for a PDF). Every arm of a bench is scored alike:
   :func:`~searchain.answers.short_answer` reads in the whole answer;
 * ``cite_file``/``cite_page``: a cited passage names each needed file or one of its
   ``file_twins`` (and, for a PDF, is on the answer's page or holds the answer);
+  ``cite_source``: a cited passage is from any source file or twin (the git-doc set's rule);
 * ``in_hand``: every needed passage was among what the answering step read (compared without
   case, markup and whitespace, so a PDF reading's glued words still count).
 """
@@ -91,12 +92,31 @@ def alias_scores(q: dict[str, Any], whole: str, short: str | None) -> dict[str, 
     }
 
 
+def source_files(q: dict[str, Any]) -> set[str]:
+    """Every file a citation may name to be from ``q``'s sources: each source (a bridge's first
+    too) and its twins (``file_twins``: the other copy of the same page)."""
+    files = {f"{s['package']}/{s['file']}" for s in as_list(q["source"])}
+    twins = q.get("file_twins") or {}
+    return files | {t for f in files for t in twins.get(f, ())}
+
+
+def cite_source(q: dict[str, Any], cited: list[dict[str, Any]]) -> float:
+    """The git-doc set's citation rule (its README): right when a cited passage comes from a
+    source file or its twin. Laxer than ``cite_file`` (a cited passage of every file that holds
+    an answer part), which the table reports beside it."""
+    files = source_files(q)
+    return float(any(c["file"] in files for c in cited))
+
+
 def rescore(q: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
-    """The record with the short-answer golds' scores of its recorded text (a failed record
-    as it is: it counts 0)."""
+    """The record with the short-answer golds' scores of its recorded text and its citations'
+    by the set's rule (a failed record as it is: it counts 0)."""
     if record["status"] != "ok":
         return record
-    return record | alias_scores(q, record.get("answer") or "", record.get("short_answer"))
+    scored = record | alias_scores(q, record.get("answer") or "", record.get("short_answer"))
+    if "cited" in record:
+        scored["cite_source"] = cite_source(q, record["cited"])
+    return scored
 
 
 def view(file: str, page: int | None, text: str) -> dict[str, Any]:
