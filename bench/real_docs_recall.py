@@ -69,6 +69,10 @@ SOURCES = {
     "debian-reference-en": ("usr/share/debian-reference", "*.en.html"),
     "debian-handbook": (f"{DOC}/debian-handbook/html/en-US", "*.html"),
 }
+# Packages whose version a question set was written from (the frozen git-doc set's README
+# names it): fetched at that version, so a Debian point release cannot change the corpus under
+# a run that spans machines.
+PINNED = {"git-doc": "1:2.39.5-0+deb12u3"}
 K = 5
 MAX_WORDS = 100
 
@@ -81,7 +85,9 @@ def setup(sources: dict[str, tuple[str, str]] = SOURCES, name: str = "corpus") -
     for package, (folder, glob) in sources.items():
         if not (root / package / ".extracted").is_file():
             debs.mkdir(parents=True, exist_ok=True)
-            subprocess.run(["apt-get", "download", package], cwd=debs, check=True)
+            version = PINNED.get(package)
+            wanted = f"{package}={version}" if version else package
+            subprocess.run(["apt-get", "download", wanted], cwd=debs, check=True)
             deb = max(debs.glob(f"{package}_*.deb"), key=lambda p: p.stat().st_mtime)
             (root / package).mkdir(parents=True, exist_ok=True)  # dpkg -x makes no parents
             subprocess.run(["dpkg", "-x", str(deb), str(root / package)], check=True)
