@@ -200,8 +200,8 @@ def test_a_chat_chain_that_restates_the_query_carries_the_revision(index, embedd
 
 
 # -- 5. a node with [Unsolved Query] and [Answer] ----------------------------------------------
-# Gemma 3 270M's real chain (tests/methods/searchain/test_coq_parser_real_outputs.py): its second node is an
-# unsolved query the model then answered.
+# Gemma 3 270M's real chain (tests/methods/searchain/test_coq_parser_real_outputs.py): its
+# second node is an unsolved query the model then answered.
 GEMMA_BOTH = """\
 [Query 1]: The husband of the performer is the husband of [Answer: Annabelle].
 If you don't know the answer:
