@@ -149,6 +149,10 @@ def test_ask_human_output_shows_citations_and_references() -> None:
     assert result.exit_code == 0, result.output
     assert "References" in result.output and "[1]" in result.output
     assert "Big Stone Gap" in result.output and "Tree-of-Reasoning" in result.output
+    # SearChain reads first by default: the route it took, and why, is said under the answer
+    assert "Route: answered in one read" in result.output or (
+        "Route: read first, then planned a chain of queries because" in result.output
+    ), result.output
 
 
 def test_missing_template_file_is_a_clear_error(tmp_path: Path) -> None:
