@@ -3,11 +3,14 @@ with the fact-search tool over HTTP: run by the REBEL tests and by the viewer's.
 
 from __future__ import annotations
 
+import urllib.parse
+
 from recordings import recorded_llm
+from searchain.llm import LLM, GenerationParams
 from searchain.methods.rebel import Rebel, RebelConfig
 from searchain.net.safe_http import HttpPolicy
 from searchain.tools import HttpTool
-from searchain.types import Trace
+from searchain.types import CompletionResult, Trace
 from tool_server import FactServer
 
 KEY = "sk-rebel+Secret/key=="
@@ -46,3 +49,25 @@ def run(server, embedder, question=NOBEL, llm=None, tool=None, tools=None, **cfg
     method = Rebel(llm or recorded_llm("rebel"), tools or [tool or facts_tool(server)], config,
                    embedder=embedder)  # fmt: skip
     return method.run(question)
+
+
+# the key as it may appear in a URL or a log: raw, quoted, quoted with plus
+KEY_FORMS = (KEY, urllib.parse.quote(KEY, safe=""), urllib.parse.quote_plus(KEY))
+
+
+class Observed(LLM):
+    """Passes calls through to a real (or replayed) model and keeps the prompts it was sent."""
+
+    backend = "observed"
+
+    def __init__(self, inner: LLM) -> None:
+        super().__init__(inner.model)
+        self.inner, self.prompts = inner, []
+
+    def _complete(self, prompt: str, params: GenerationParams) -> CompletionResult:
+        self.prompts.append(prompt)
+        return self.inner.complete(prompt, params)
+
+
+def nodes(trace: Trace) -> dict:
+    return {n.id: n for n in trace.nodes}

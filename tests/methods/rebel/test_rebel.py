@@ -17,13 +17,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rebel_kit import DESCRIPTION, KEY, NOBEL, RECORDED_SPLIT, facts_tool, run
+from rebel_kit import (
+    KEY,
+    KEY_FORMS,
+    NOBEL,
+    Observed,
+    facts_tool,
+    nodes,
+    run,
+)
 from recordings import RECORD, recorded_llm
 from searchain.events import listening
-from searchain.llm import LLM, GenerationParams
 from searchain.llm.cache import ReplayMiss
 from searchain.llm.local import LocalLLM
-from searchain.methods.catalog import build_method, make_embedder
 from searchain.methods.rebel import Rebel, RebelConfig
 from searchain.methods.rebel.parse import (
     parse_json_object,
@@ -33,16 +39,7 @@ from searchain.methods.rebel.parse import (
 )
 from searchain.tools.base import OUTPUT_CHARS
 from searchain.tools.calculator import Calculator
-from searchain.types import CompletionResult, Trace
-from tool_server import FactServer, load_facts
-
-KEY_FORMS = (KEY, urllib.parse.quote(KEY, safe=""), urllib.parse.quote_plus(KEY))
-
-
-@pytest.fixture(scope="module")
-def server(data_dir: Path):
-    with FactServer(load_facts(data_dir), KEY) as srv:
-        yield srv
+from searchain.types import Trace
 
 
 @pytest.fixture(scope="module")
@@ -53,24 +50,6 @@ def embedder():
     from searchain.readers.st_embedder import Embedder
 
     return Embedder(engine="numpy")
-
-
-class Observed(LLM):
-    """Passes calls through to a real (or replayed) model and keeps the prompts it was sent."""
-
-    backend = "observed"
-
-    def __init__(self, inner: LLM) -> None:
-        super().__init__(inner.model)
-        self.inner, self.prompts = inner, []
-
-    def _complete(self, prompt: str, params: GenerationParams) -> CompletionResult:
-        self.prompts.append(prompt)
-        return self.inner.complete(prompt, params)
-
-
-def nodes(trace: Trace) -> dict:
-    return {n.id: n for n in trace.nodes}
 
 
 def check_structure(trace: Trace) -> None:
@@ -317,17 +296,6 @@ def test_the_static_key_never_reaches_prompts_traces_or_logs(
     assert any("api_key=***" in n.meta["tool"]["url"] for n in trace.nodes if n.source == "tool")
 
 
-def test_registry_builds_rebel_from_a_tools_file(tmp_path: Path, server, monkeypatch) -> None:
-    monkeypatch.setenv("FACTS_KEY", KEY)
-    path = write_tools_file(tmp_path / "tools.yaml", server)
-    method = build_method("rebel", recorded_llm("rebel"), None, tools=str(path), max_depth=2,
-                          max_llm_calls=20, max_tool_calls=6, dedup="embedding",
-                          split_prompt=RECORDED_SPLIT)  # fmt: skip
-    assert [t.name for t in method.tools] == ["facts"]  # type: ignore[attr-defined]
-    trace = method.run(NOBEL)
-    assert trace.answer == run(server, make_embedder("embedding")).answer
-
-
 # -- the real model, end to end -----------------------------------------------------------------
 @pytest.mark.slow
 def test_end_to_end_real_model_and_real_tool_server(server, embedder, data_dir: Path) -> None:
@@ -359,102 +327,7 @@ def test_end_to_end_real_model_and_real_tool_server(server, embedder, data_dir: 
     assert np.isfinite(live.wall_seconds)
 
 
-# -- the command line ---------------------------------------------------------------------------
-def write_tools_file(path: Path, server: FactServer) -> Path:
-    path.write_text(
-        f"tools:\n  - name: facts\n    description: {json.dumps(DESCRIPTION)}\n"
-        "    parameters: {q: what to search for}\n"
-        f"    http:\n      url: {server.url}/search\n"
-        "      static_params: {api_key: '${FACTS_KEY}'}\n"
-        f"      allow_private: ['127.0.0.1:{server.port}']\n"
-    )
-    return path
-
-
-def test_cli_bad_tools_file_is_a_clear_error(tmp_path: Path, monkeypatch) -> None:
-    from typer.testing import CliRunner
-
-    from searchain.cli import app
-
-    monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path / "cache"))
-    bad = tmp_path / "tools.yaml"
-    bad.write_text("tools:\n  - builtin: shell\n")
-    result = CliRunner().invoke(app, ["ask", "Q?", "--method", "rebel", "--tools", str(bad)])
-    assert result.exit_code == 1
-    assert "unknown builtin 'shell'" in " ".join(result.output.split())
-
-
-@pytest.mark.slow
-def test_cli_ask_rebel_with_a_tools_file(tmp_path: Path, server, monkeypatch) -> None:
-    from typer.testing import CliRunner
-
-    from searchain.cli import app
-
-    monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("FACTS_KEY", KEY)
-    tools = write_tools_file(tmp_path / "tools.yaml", server)
-    before = len(server.requests)
-    args = ["ask", NOBEL, "--method", "rebel", "--tools", str(tools), "--max-depth", "1",
-            "--max-llm-calls", "8", "--memory-check", "never", "--json"]  # fmt: skip
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    trace = json.loads(result.output)
-    assert trace["method"] == "rebel" and trace["answer"]
-    assert trace["meta"]["tool_calls"] == len(server.requests) - before >= 1
-    assert all(n["meta"]["memory_check"]["decision"] == "tool" for n in trace["nodes"]
-               if "memory_check" in n["meta"])  # fmt: skip
-    for form in KEY_FORMS:
-        assert form not in result.output
-    shown = CliRunner().invoke(app, [*args[:-1], "--show-tree"])  # cached calls: fast
-    assert shown.exit_code == 0 and "REBEL" in shown.output and "facts" in shown.output
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(2400)  # REBEL makes up to 40 real model calls an item
-def test_cli_eval_compositional_celebrities_rebel_and_baselines(
-    tmp_path: Path, server, monkeypatch
-) -> None:
-    """``searchain eval`` over two Compositional Celebrities items with REBEL (its tools file
-    pointing at the real local tool server) and two baselines, with the real model. (Seed 1
-    draws two items on which the model's memory check says "no", so the tool is called; on
-    seed 0's it answers both from memory.)"""
-    from typer.testing import CliRunner
-
-    from searchain.cli import app
-    from searchain.eval.datasets import load_dataset
-    from searchain.eval.runner import read_results
-
-    monkeypatch.setenv("SEARCHAIN_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("FACTS_KEY", KEY)
-    tools = write_tools_file(tmp_path / "tools.yaml", server)
-    out = tmp_path / "run"
-    methods = ["rebel", "self-ask", "direct-prompting"]
-    before = len(server.requests)
-    args = ["eval", "--dataset", "compositional-celebrities", "--methods", ",".join(methods),
-            "--limit", "2", "--seed", "1", "--concurrency", "1", "--tools", str(tools),
-            "--out", str(out)]  # fmt: skip
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    items = load_dataset("compositional-celebrities", limit=2, seed=1)
-    rows = read_results(out)
-    assert sorted((r["method"], r["id"]) for r in rows) == sorted(
-        (m, e.id) for m in methods for e in items
-    )
-    gold = {e.id: e for e in items}
-    for r in rows:
-        assert r["status"] == "ok", r.get("error")
-        assert r["question"] == gold[r["id"]].question and r["trace"]["answer"]
-        assert r["metrics"]["cover_em"] in (0.0, 1.0) and "em" in r["metrics"]
-    rebel = [r["trace"] for r in rows if r["method"] == "rebel"]
-    assert all(t["method"] == "rebel" and t["meta"]["tools"][0]["name"] == "facts" for t in rebel)
-    assert len(server.requests) - before == sum(t["meta"]["tool_calls"] for t in rebel) >= 1
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["config"]["tools"]["sha256"] and manifest["config"]["methods"] == methods
-    written = (out / "results.jsonl").read_text() + json.dumps(manifest) + result.output
-    for form in KEY_FORMS:
-        assert form not in written
-
-
+# -- budgets and the split prompt ---------------------------------------------------------------
 def test_subquestions_over_the_cap_are_recorded_not_lost() -> None:
     """Issue 29 R3: the cap on subquestions per split is a budget of this code; what it drops
     is recorded with why and counted, so the trace says the question was not fully asked."""
@@ -489,15 +362,3 @@ def test_the_default_split_returns_a_one_tool_question_as_itself() -> None:
             method.run("What is 17 times 23?")
         sent.append(llm.prompts[0])
     assert '["What is 17 times 23?"]' in sent[0] and "Subquestions: []" in sent[1]
-
-
-def test_the_run_manifest_records_rebels_settings() -> None:
-    """A REBEL run's manifest holds its settings (budgets, the split prompt) and its tools, so
-    a run directory made with other settings is not resumed as if it were the same run."""
-    from searchain.eval.methods import describe
-
-    default = describe(Rebel(recorded_llm("rebel"), []))
-    assert default["split_prompt"] == "self" and default["max_depth"] == 3
-    assert "tool_list" in default  # what its tools are, as before
-    other = describe(Rebel(recorded_llm("rebel"), [], RebelConfig(max_depth=1)))
-    assert other["max_depth"] == 1 and other != default
