@@ -59,6 +59,17 @@ Toronto [2]. Greyhound buses in Toronto leave from Toronto Coach Terminal [3]. S
 answer is Toronto Coach Terminal."""
 
 
+# Gemma 3 270M's real chain (greedy, the spec's multi-hop CoQ prompt): its second node is an
+# unsolved query the model then answered (both tags on one node).
+GEMMA_BOTH = """\
+[Query 1]: The husband of the performer is the husband of [Answer: Annabelle].
+If you don't know the answer:
+[Unsolved Query]: Who is the husband of the performer of Thriller?
+If you know the answer:
+[Answer 3]: The wife of the husband is the wife of the performer of Thriller.
+[Final Content]: The wife of the husband is the wife of [Answer: Annabelle]."""
+
+
 def pairs(chain: Chain) -> list[tuple[str, str | None]]:
     return [(n.query, n.answer) for n in chain.nodes]
 

@@ -3,9 +3,7 @@ multi-hop CoQ prompt), kept verbatim."""
 
 from __future__ import annotations
 
-from coq_kit import (
-    pairs,
-)
+from coq_kit import GEMMA_BOTH, pairs
 from searchain.methods.searchain.coq_parser import parse_chain
 
 
@@ -103,15 +101,12 @@ def test_gemma_demo_loop_keeps_the_first_chain() -> None:
 
 
 def test_gemma_bracketed_prose_and_echoed_scaffolding() -> None:
-    text = """\
-[Query 1]: The husband of the performer is the husband of [Answer: Annabelle].
-If you don't know the answer:
-[Unsolved Query]: Who is the husband of the performer of Thriller?
-If you know the answer:
-[Answer 3]: The wife of the husband is the wife of the performer of Thriller.
-[Final Content]: The wife of the husband is the wife of [Answer: Annabelle].
+    text = (
+        GEMMA_BOTH
+        + """
 [Question]: "Which magazine was started first Arthur's Magazine or First for Women?"
 [Query 1]: When was Arthur's Magazine started?"""
+    )
     chain = parse_chain(text)
     assert pairs(chain) == [
         ("The husband of the performer is the husband of [Answer: Annabelle].", None),

@@ -13,6 +13,7 @@ from importlib import resources
 
 import pytest
 
+from coq_kit import GEMMA_BOTH
 from recordings import Observed, recorded_llm
 from searchain import prompts
 from searchain.methods.catalog import make_embedder
@@ -200,15 +201,8 @@ def test_a_chat_chain_that_restates_the_query_carries_the_revision(index, embedd
 
 
 # -- 5. a node with [Unsolved Query] and [Answer] ----------------------------------------------
-# Gemma 3 270M's real chain (tests/methods/searchain/test_coq_parser_real_outputs.py): its
-# second node is an unsolved query the model then answered.
-GEMMA_BOTH = """\
-[Query 1]: The husband of the performer is the husband of [Answer: Annabelle].
-If you don't know the answer:
-[Unsolved Query]: Who is the husband of the performer of Thriller?
-If you know the answer:
-[Answer 3]: The wife of the husband is the wife of the performer of Thriller.
-[Final Content]: The wife of the husband is the wife of [Answer: Annabelle]."""
+# Gemma 3 270M's real chain (coq_kit.GEMMA_BOTH): its second node is an unsolved query the
+# model then answered.
 
 
 @pytest.mark.parametrize("both_tags", ["unsolved", "answer"])
