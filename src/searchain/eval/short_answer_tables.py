@@ -8,6 +8,8 @@ one); SearChain's routes; seconds a question. The evidence-quote golds' tables a
 
 from __future__ import annotations
 
+from typing import Any
+
 from searchain.eval.document_answers_tables import (
     median_seconds,
     paired,
@@ -71,6 +73,12 @@ def alias_kind_rows(records: dict[str, dict[str, dict]]) -> list[str]:
     return lines
 
 
+def delta_cell(d: Any) -> str:
+    """A paired difference as a cell: the difference and its interval, * when the interval
+    excludes 0, then the items won and lost."""
+    return f"{d}{' *' if d.significant else ''} ({d.wins} / {d.losses})"
+
+
 def alias_paired_rows(records: dict[str, dict[str, dict]], against: str) -> list[str]:
     keys = (*RIGHT, ("cover_em", "cover-EM of the quote"))
     head = f"| arm − {against} | items | " + " | ".join(
@@ -82,7 +90,7 @@ def alias_paired_rows(records: dict[str, dict[str, dict]], against: str) -> list
         if diffs[0] is None:
             continue
         cells = [arm, str(diffs[0].items)]
-        cells += [f"{d}{' *' if d.significant else ''} ({d.wins} / {d.losses})" for d in diffs]
+        cells += [delta_cell(d) for d in diffs]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -105,7 +113,7 @@ def kind_paired_rows(records: dict[str, dict[str, dict]], against: str) -> list[
             if diffs[0] is None:
                 continue
             cells = [arm, name, str(diffs[0].items)]
-            cells += [f"{d}{' *' if d.significant else ''} ({d.wins} / {d.losses})" for d in diffs]
+            cells += [delta_cell(d) for d in diffs]
             lines.append("| " + " | ".join(cells) + " |")
     return lines
 
