@@ -12,6 +12,7 @@ means — absence is never left for each reader to guess.
   the final step, the node-label rule);
 * :class:`RunStamps` — what every answer records of the run that made it (prompt form,
   task, corpus, model file);
+* :class:`AnswerExtras` — how the short answer was taken from the reply;
 * :class:`RetrievalReports` — what the retrievers reported (LLM-URL's named URLs) and the
   passages asked per search;
 * :class:`CheckExtras` — the costly confidence checks' signals and MaxProb's record;
@@ -32,6 +33,7 @@ LABEL_RULE_KEY = "label_rule"  # the version of SearChain's node-label rule
 CHECKS_KEY = "confidence_checks"  # {check: {signal: value}} (scoring/confidence/checks.py)
 MAXPROB_KEY = "maxprob"  # MaxProb's record (scoring/confidence/maxprob.py)
 RETRIEVAL_KEY = "retrieval"  # the retrievers' reports (retrieval/llm_url/retriever.py)
+SHORT_ANSWER_READ_KEY = "short_answer_read"  # methods/short_answer_reading.py
 
 # What a trace made before a key existed means, said once here.
 FINAL_STEP_BEFORE = "tracing"  # the only final step before the setting was recorded
@@ -134,6 +136,28 @@ class RunStamps:
             model_file=meta.get(MODEL_FILE_KEY),
             template=meta.get("template"),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerExtras:
+    """How an answer's short answer was taken from what the model wrote."""
+
+    # The reply named no answer ("So the answer is"), so the reader read it out of the reply:
+    # {why, stated, span, used}; None: the answer parser found it (every trace before).
+    short_answer_read: dict[str, Any] | None
+
+    @classmethod
+    def of(cls, trace: Trace) -> AnswerExtras:
+        return cls(short_answer_read=trace.meta.get(SHORT_ANSWER_READ_KEY))
+
+    def note(self) -> str | None:
+        """What a person is told of it, or None when the parser found the answer."""
+        read = self.short_answer_read
+        if not read:
+            return None
+        if read.get("used"):
+            return "the reply named no short answer; it was read out of the reply"
+        return "the reply named no short answer; its sentence is shown as the answer"
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from searchain.eval.runner import read_results
 from searchain.methods import catalog
 from searchain.retrieval.demo import default_index
 from searchain.server import Engine, check_bind
+from searchain.trace_extras import AnswerExtras
 from searchain.types import Trace
 from serverkit import FAST_SEARCHAIN, QUESTION, make_engine, make_run, serving
 
@@ -84,7 +85,12 @@ def test_ask_retrieve_read_returns_a_real_trace(url: str) -> None:
     assert trace.method == "retrieve-read" and trace.question == QUESTION
     expected = [p.id for p in default_index().search(QUESTION, 5)]
     assert [p.id for p in trace.references] == expected
-    assert trace.final_content and trace.usage.llm_calls + trace.usage.cached_calls == 1
+    # one answering call, and the reader's where the reply named no short answer
+    read_out = AnswerExtras.of(trace).short_answer_read
+    calls = trace.usage.llm_calls + trace.usage.cached_calls
+    assert trace.final_content and calls == 1 + bool(read_out)
+    if read_out and read_out["used"]:
+        assert trace.answer == read_out["span"]
     ids = {p.id for p in trace.references}
     assert all(c.passage_id in ids for c in trace.citations if c.passage_id)
     assert trace.to_dict() == body  # nothing lost or added on the way

@@ -23,7 +23,7 @@ from searchain.cli.model_options import (
 from searchain.cli.option_groups import spec_of
 from searchain.methods.catalog import given_to
 from searchain.methods.searchain.route import route_words
-from searchain.trace_extras import ChainExtras, RetrievalReports, RunStamps
+from searchain.trace_extras import AnswerExtras, ChainExtras, RetrievalReports, RunStamps
 from searchain.types import Passage, Trace, strict_dumps
 
 # A HotpotQA dev question (the demo corpus holds its paragraphs) that the default model
@@ -174,6 +174,8 @@ def show_trace(trace: Trace) -> None:
     )
     if trace.answer:
         console.print(f"[bold]Answer:[/] {escape(trace.answer)}")
+        if how := AnswerExtras.of(trace).note():
+            console.print(f"[dim]({escape(how)})[/]")
     if route := route_words(trace):
         console.print(f"[dim]{escape(route)}[/]")
     show_confidence(trace)

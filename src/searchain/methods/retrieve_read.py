@@ -10,13 +10,14 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from searchain import citations
+from searchain import citations, prompts
 from searchain.answers import short_answer
 from searchain.llm import LLM
 from searchain.methods.base import Method, call_template, is_chat
 from searchain.methods.baseline_util import answer_ending, task_question, task_setting
 from searchain.methods.component import TakesTaskKind
 from searchain.methods.settings import check_settings, config_from_options, setting
+from searchain.methods.short_answer_reading import read_short_answer
 from searchain.retrieval.base import Retriever
 from searchain.scoring.confidence import maxprob
 from searchain.types import Node, Trace
@@ -90,6 +91,8 @@ class RetrieveRead:
         trace.usage.add(result.usage)
         text = result.text.strip()
         trace.answer = short_answer(text) if is_chat(self.llm) else extract_answer(text)
+        if "ending" in prompts.load(self.config.template).fields:  # it was asked to end so
+            trace.answer = read_short_answer(self.llm, trace, text, trace.answer)
         model_marks, trace.errors = citations.resolve(text, passages)
         added: list = []
         if self.config.post_cite:

@@ -99,7 +99,10 @@ def test_the_read_route_answers_with_one_call(index: BM25Index, hotpot) -> None:
     trace = run(index, hotpot[0]["question_text"], llm, chain_when="two-parts")
     route = trace.meta["route"]
     assert route["taken"] == "read" and trace.rounds == 0 and trace.meta["chains"] == []
-    assert len(llm.prompts) == 1  # the first read's one call
+    # the first read's one call, and the reader's where its reply named no short answer
+    read_out = route["first_read"].get("short_answer_read")
+    assert len(llm.prompts) == 1 + bool(read_out)
+    assert trace.meta.get("short_answer_read") == read_out
     assert trace.answer == route["first_read"]["answer"]
     assert trace.final_content == route["first_read"]["final_content"]
     assert [p.id for p in trace.references] == route["first_read"]["references"]

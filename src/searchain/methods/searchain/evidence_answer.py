@@ -33,6 +33,7 @@ from searchain.llm.prompting import call_template, is_chat
 from searchain.methods.baseline_util import LABEL_INSTRUCTIONS, answer_ending
 from searchain.methods.retrieve_read import extract_answer
 from searchain.methods.searchain.config import SearChainConfig
+from searchain.methods.short_answer_reading import read_short_answer
 from searchain.retrieval.base import Retriever
 from searchain.scoring.confidence import maxprob
 from searchain.scoring.skc import supported_knowledge_count as skc
@@ -202,7 +203,7 @@ def evidence_answer(
     trace.usage.add(result.usage)
     text = result.text.strip()
     trace.meta["evidence_output"] = result.text
-    _write(trace, text, references, cfg, chat=is_chat(llm))
+    _write(trace, text, references, cfg, llm)
     if cfg.maxprob:
         maxprob.record(trace, result, "evidence")
     dropped = dropped_answers(trace.final_content, path)
@@ -215,7 +216,7 @@ def evidence_answer(
 
 
 def _write(
-    trace: Trace, text: str, references: list[Passage], cfg: SearChainConfig, chat: bool
+    trace: Trace, text: str, references: list[Passage], cfg: SearChainConfig, llm: LLM
 ) -> None:
     if not text:
         trace.errors.append("the evidence step wrote no final content (meta.evidence_output)")
@@ -228,6 +229,7 @@ def _write(
     trace.final_content = text
     trace.citations = [*cites, *added]
     trace.errors.extend(errors)
-    trace.answer = short_answer(written) if chat else extract_answer(written)
+    stated = short_answer(written) if is_chat(llm) else extract_answer(written)
+    trace.answer = read_short_answer(llm, trace, written, stated)
     trace.meta["skc"] = skc(text, cites)
     trace.meta["skc_with_post_hoc"] = skc(text, trace.citations)

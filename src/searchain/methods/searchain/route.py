@@ -36,6 +36,7 @@ from searchain.methods.searchain.route_rule import parse_triggers
 from searchain.readers.base import Reader
 from searchain.retrieval.query_plan import question_parts
 from searchain.text import answers_agree, normalize_answer
+from searchain.trace_extras import SHORT_ANSWER_READ_KEY
 from searchain.types import Passage, Trace
 
 # What each trigger says when it fires (the trace's and the faces' "why").
@@ -176,6 +177,7 @@ def summary(read: Trace) -> dict[str, Any]:
         "references": [p.id for p in read.references],
         "cited": [p.id for p in model_cited(read)],
         "errors": list(read.errors),
+        **({"short_answer_read": r} if (r := read.meta.get(SHORT_ANSWER_READ_KEY)) else {}),
     }
 
 
@@ -186,7 +188,8 @@ def adopt(trace: Trace, read: Trace) -> None:
     trace.references = read.references
     trace.citations = read.citations
     trace.errors.extend(read.errors)
-    for key in ("evidence", "final_read", "evidence_output", "skc", "skc_with_post_hoc", "maxprob"):
+    kept = ("evidence", "final_read", "evidence_output", "skc", "skc_with_post_hoc", "maxprob")
+    for key in (*kept, SHORT_ANSWER_READ_KEY):
         if key in read.meta:
             trace.meta[key] = read.meta[key]
 
