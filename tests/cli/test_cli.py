@@ -308,3 +308,20 @@ def test_references_say_why_the_evidence_step_read_them(capsys: pytest.CaptureFi
     out = " ".join(capsys.readouterr().out.split())  # however the terminal wraps it
     assert "#0 · read as: question rank 1, corrects r1.1 A film." in out
     assert "#0 (not cited) · read as: question rank 2 Another film." in out
+
+
+def test_ask_says_how_a_short_answer_the_reply_did_not_name_was_had(
+    capsys: pytest.CaptureFixture,
+) -> None:
+    from searchain.cli.ask import show_trace
+    from searchain.types import Trace
+
+    reply = "The director of Big Stone Gap is based in Greenwich Village, New York City [1]."
+    trace = Trace(question="Where?", method="searchain", answer="Greenwich Village",
+                  final_content=reply)  # fmt: skip
+    show_trace(trace)
+    assert "named no short answer" not in capsys.readouterr().out  # the parser found it
+    trace.meta["short_answer_read"] = {"stated": reply, "span": "Greenwich Village", "used": True}
+    show_trace(trace)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Answer: Greenwich Village (the reply named no short answer; it was read out of" in out

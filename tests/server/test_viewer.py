@@ -409,4 +409,8 @@ def test_a_trace_says_which_route_searchain_took(browser, url, runs):  # type: i
     words = runs["route"]["trace"]["meta"]["route"]["words"]
     assert words.startswith("Route: read first, then planned a chain")
     page.wait_for_selector(f"#run-trace p.meta-line:has-text('{words[:40]}')")
+    # how the short answer was had, where the reply named none (as `ask` says it)
+    short = page.locator("#run-trace p.short").inner_text()
+    read = runs["route"]["trace"]["meta"].get("short_answer_read")
+    assert ("the reply named no short answer" in short) == bool(read), short
     page.close()

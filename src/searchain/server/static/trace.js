@@ -14,6 +14,14 @@ function h(tag, attrs = {}, ...children) {
 }
 
 // "Paris is big [1]." -> text, <button class=cite>, text
+// The reply named no short answer ("So the answer is"): how the one shown was had
+// (methods/short_answer_reading.py; the same words as `ask`'s).
+function shortAnswerNote(read) {
+  if (!read) return "";
+  return read.used ? " (the reply named no short answer; it was read out of the reply)"
+    : " (the reply named no short answer; its sentence is shown as the answer)";
+}
+
 function answerWithMarks(text, trace, onCite) {
   const p = h("p", { class: "answer", id: "answer" });
   const origin = new Map((trace.citations || []).map((c) => [c.mark, c.origin]));
@@ -197,7 +205,8 @@ export function renderTrace(container, trace, loadContext = null, pageUrl = null
   const card = h("section", { class: "card", "aria-label": "Answer" },
     h("h2", {}, trace.question),
     answerWithMarks(text, trace, highlight),
-    trace.answer && trace.answer !== text ? h("p", { class: "short" }, `Short answer: ${trace.answer}`) : null,
+    trace.answer && trace.answer !== text ? h("p", { class: "short" }, `Short answer: ${trace.answer}` +
+      shortAnswerNote(trace.meta?.short_answer_read)) : null,
     h("p", { class: "meta-line" }, `${trace.method} · ${trace.rounds} round(s) · ` +
       `${trace.usage?.llm_calls ?? 0} LLM call(s)` +
       `${trace.usage?.cached_calls ? ` (+${trace.usage.cached_calls} cached)` : ""} · ` +
