@@ -291,7 +291,14 @@ def cmd_table(args: argparse.Namespace) -> None:
     parts = []
     if args.golds in ("answers", "both"):
         parts.append(
-            alias_markdown(records, args.model, args.set, len(questions), args.paired_with)
+            alias_markdown(
+                records,
+                args.model,
+                args.set,
+                len(questions),
+                args.paired_with,
+                quotes=qset.form != "git-doc",  # its quotes are evidence, its golds aliases
+            )
         )
     if args.golds == "both":
         parts.append("## Cover-EM against the evidence-quote golds (`answer`; issues 39 and 50)")

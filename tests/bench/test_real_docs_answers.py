@@ -281,6 +281,10 @@ def test_the_tables_show_the_kinds_held_each_kind_paired_and_the_citations() -> 
     assert "| retrieve-read | 3 | 0.0 [0.0, 0.0] | 0.0 [0.0, 0.0] | 0.0 [0.0, 0.0] |" in text
     one_kind = {a: {"a": r["a"]} for a, r in rows.items()}
     assert "within each kind" not in S.alias_markdown(one_kind, "m", "x", 1, ["retrieve-read"])
+    # a set written with aliases (git-doc): its evidence quotes are no gold, so no quote column
+    assert "cover-EM of the quote" in text
+    aliases_only = S.alias_markdown(rows, "m", "git-doc", 3, ["retrieve-read"], quotes=False)
+    assert "cover-EM of the quote" not in aliases_only and "| searchain | 3 | 100.0" in aliases_only
 
 
 def test_traces_beside_the_records_keep_the_last_line_per_item_and_name_a_bad_line(

@@ -45,16 +45,20 @@ def short_of(rows: dict[str, dict]) -> str:
     return "recorded"
 
 
-def alias_rows(records: dict[str, dict[str, dict]]) -> list[str]:
+def alias_rows(records: dict[str, dict[str, dict]], quotes: bool = True) -> list[str]:
     head = "| arm | items | " + " | ".join(f"right, {name} % (95 % CI)" for _, name in RIGHT)
-    head += " | short answer | cover-EM of the quote % (old) | cover-EM of the quote, short % |"
-    lines = [head, "|---|" + "---:|" * (len(RIGHT) + 4)]
+    head += " | short answer |"
+    if quotes:
+        head += " cover-EM of the quote % (old) | cover-EM of the quote, short % |"
+    lines = [head, "|---|" + "---:|" * (len(RIGHT) + 2 + 2 * quotes)]
     for arm, rows in records.items():
         rs = list(rows.values())
         cells = [arm, str(len(rs)), *(pct([value(r, key) for r in rs]) for key, _ in RIGHT)]
-        cells += [short_of(rows), pct([value(r, "cover_em") for r in rs])]
-        recorded = any("cover_em_short" in r for r in rs)  # LlamaIndex's records have none
-        cells.append(pct([value(r, "cover_em_short") for r in rs]) if recorded else "–")
+        cells.append(short_of(rows))
+        if quotes:
+            cells.append(pct([value(r, "cover_em") for r in rs]))
+            recorded = any("cover_em_short" in r for r in rs)  # LlamaIndex's records have none
+            cells.append(pct([value(r, "cover_em_short") for r in rs]) if recorded else "–")
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -79,8 +83,10 @@ def delta_cell(d: Any) -> str:
     return f"{d}{' *' if d.significant else ''} ({d.wins} / {d.losses})"
 
 
-def alias_paired_rows(records: dict[str, dict[str, dict]], against: str) -> list[str]:
-    keys = (*RIGHT, ("cover_em", "cover-EM of the quote"))
+def alias_paired_rows(
+    records: dict[str, dict[str, dict]], against: str, quotes: bool = True
+) -> list[str]:
+    keys = (*RIGHT, *([("cover_em", "cover-EM of the quote")] if quotes else []))
     head = f"| arm − {against} | items | " + " | ".join(
         f"{name} Δ (won / lost)" for _, name in keys
     )
@@ -188,19 +194,25 @@ def alias_markdown(
     qset: str,
     questions: int,
     paired_with: list[str],
+    quotes: bool = True,
 ) -> str:
     """Every arm scored by the short-answer golds (``answers``, ``scoring.match.alias_match``)
-    from its recorded text, beside its old cover-EM of the evidence quotes."""
+    from its recorded text, beside its old cover-EM of the evidence quotes where the set had
+    quote golds (``quotes``; git-doc's were written with aliases: its quotes are evidence)."""
     parts = [
         f"Answers over real documentation ({qset} set, {questions} questions), {model}, right "
         "by the short-answer golds (`answers`, issue 62); each arm on the items it recorded",
         "",
-        *alias_rows(records),
+        *alias_rows(records, quotes),
         "",
         "Short answer: `recorded` is the record's own (searchain's `trace.answer`); an arm that "
         "records none is scored on its whole reply. Short, derived: `answers.short_answer` of "
-        "the recorded whole answer, every arm alike. Cover-EM of the quote: the old figures "
-        "(`answer`, the evidence quote).",
+        "the recorded whole answer, every arm alike."
+        + (
+            " Cover-EM of the quote: the old figures (`answer`, the evidence quote)."
+            if quotes
+            else ""
+        ),
         "",
         "By kind (right/items, % with 95 % CI):",
         "",
@@ -211,7 +223,7 @@ def alias_markdown(
             "",
             f"Paired with {against} on the items both answered (* the 95 % interval excludes 0):",
             "",
-            *alias_paired_rows(records, against),
+            *alias_paired_rows(records, against, quotes),
         ]
         if len(kinds_in(records)) > 1:
             parts += ["", f"Paired with {against} within each kind:", ""]
