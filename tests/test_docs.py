@@ -77,7 +77,7 @@ def test_readme_tables_are_copied_from_the_results_page() -> None:
     rows = [line for line in section.split("\n## ", 1)[0].splitlines()
             if line.startswith("|") and re.search(r"\d", line)]  # fmt: skip
     results = prose((ROOT / "docs" / "results.md").read_text(encoding="utf-8")).splitlines()
-    assert len(rows) >= 5, rows
+    assert len(rows) >= 3, rows  # the front page's table: one row an arm
     assert [r for r in rows if r not in results] == []
 
 
