@@ -67,3 +67,9 @@ class Replayed(LLM):
 
     def _chat(self, messages: list[Message], params: GenerationParams) -> CompletionResult:
         return self.recorded.chat(messages, params)
+
+
+def reader_calls(trace: object) -> int:
+    """The LLM reader's call that read the short answer out of a reply naming none (1 or 0:
+    methods/short_answer_reading.py), beside a method's own calls."""
+    return int(bool(getattr(trace, "meta", {}).get("short_answer_read")))

@@ -15,7 +15,11 @@ from recordings import RECORD, recorded_llm
 from searchain.llm import LLM, LLMError
 from searchain.llm.base import GenerationParams
 from searchain.methods import RetrieveRead
-from searchain.methods.short_answer_reading import needs_reading, read_short_answer
+from searchain.methods.short_answer_reading import (
+    asks_short_answer,
+    needs_reading,
+    read_short_answer,
+)
 from searchain.retrieval import BM25Index
 from searchain.trace_extras import AnswerExtras
 from searchain.types import Completion, CompletionResult, Passage, Trace, Usage
@@ -39,6 +43,12 @@ REPLIES = [
         "in Greenwich Village, New York City",
     ),
 ]
+
+
+def test_a_label_is_never_read_out_of_the_reply() -> None:
+    # FEVER's SUPPORTS / REFUTES and a yes or no are labels, which no span of the reply holds
+    assert asks_short_answer("open") and asks_short_answer("multihop")
+    assert not asks_short_answer("yesno") and not asks_short_answer("factcheck")
 
 
 def test_only_a_sentence_without_an_answer_marker_is_read() -> None:

@@ -17,7 +17,7 @@ from searchain.methods.base import Method, call_template, is_chat
 from searchain.methods.baseline_util import answer_ending, task_question, task_setting
 from searchain.methods.component import TakesTaskKind
 from searchain.methods.settings import check_settings, config_from_options, setting
-from searchain.methods.short_answer_reading import read_short_answer
+from searchain.methods.short_answer_reading import asks_short_answer, read_short_answer
 from searchain.retrieval.base import Retriever
 from searchain.scoring.confidence import maxprob
 from searchain.types import Node, Trace
@@ -91,7 +91,10 @@ class RetrieveRead:
         trace.usage.add(result.usage)
         text = result.text.strip()
         trace.answer = short_answer(text) if is_chat(self.llm) else extract_answer(text)
-        if "ending" in prompts.load(self.config.template).fields:  # it was asked to end so
+        if (
+            asks_short_answer(self.config.task)
+            and "ending" in prompts.load(self.config.template).fields
+        ):  # it was asked to end with a short answer (not a label)
             trace.answer = read_short_answer(self.llm, trace, text, trace.answer)
         model_marks, trace.errors = citations.resolve(text, passages)
         added: list = []

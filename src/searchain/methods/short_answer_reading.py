@@ -18,7 +18,9 @@ from typing import Any
 from searchain.answers import after_last_marker, clean_span
 from searchain.citations import strip_marks
 from searchain.llm import LLM, LLMError
+from searchain.llm.cache import ReplayMiss
 from searchain.llm.prompting import call_template
+from searchain.methods.baseline_util import SHORT_ANSWER_ENDING, answer_ending
 from searchain.text import normalize_answer
 from searchain.trace_extras import SHORT_ANSWER_READ_KEY
 from searchain.types import Trace
@@ -29,6 +31,12 @@ SENTENCE_WORDS = 6
 # The plan's mark for an answer the search did not confirm, which a reply may copy into its
 # short answer ("... the /etc/aptitude directory (unchecked)").
 UNCHECKED = "(unchecked)"
+
+
+def asks_short_answer(task: str) -> bool:
+    """Whether the prompt of ``task`` asks for a short answer a reader can copy out of the
+    reply — not a label (FEVER's SUPPORTS / REFUTES, a yes or no), which no span holds."""
+    return answer_ending(task) == SHORT_ANSWER_ENDING
 
 
 def needs_reading(written: str, stated: str) -> bool:
@@ -59,6 +67,8 @@ def read_short_answer(llm: LLM, trace: Trace, written: str, stated: str) -> str:
             passage=reply,
             question=trace.question,
         )
+    except ReplayMiss:  # a replay without this call: re-record, never pass it off as a failure
+        raise
     except LLMError as e:  # the reply's sentence stays the short answer, and says why
         record.update(span="", used=False, failed=str(e))
         trace.errors.append(f"reading the short answer out of the reply failed: {e}")

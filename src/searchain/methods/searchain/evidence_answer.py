@@ -33,7 +33,7 @@ from searchain.llm.prompting import call_template, is_chat
 from searchain.methods.baseline_util import LABEL_INSTRUCTIONS, answer_ending
 from searchain.methods.retrieve_read import extract_answer
 from searchain.methods.searchain.config import SearChainConfig
-from searchain.methods.short_answer_reading import read_short_answer
+from searchain.methods.short_answer_reading import asks_short_answer, read_short_answer
 from searchain.retrieval.base import Retriever
 from searchain.scoring.confidence import maxprob
 from searchain.scoring.skc import supported_knowledge_count as skc
@@ -230,6 +230,8 @@ def _write(
     trace.citations = [*cites, *added]
     trace.errors.extend(errors)
     stated = short_answer(written) if is_chat(llm) else extract_answer(written)
-    trace.answer = read_short_answer(llm, trace, written, stated)
+    if asks_short_answer(cfg.task):
+        stated = read_short_answer(llm, trace, written, stated)
+    trace.answer = stated
     trace.meta["skc"] = skc(text, cites)
     trace.meta["skc_with_post_hoc"] = skc(text, trace.citations)
