@@ -55,4 +55,6 @@ def tree_of_reasoning(trace: Trace) -> Tree:
             grow(root, r.id)
         else:
             grow(root.add(_label(r)), r.id)
+    if not trace.nodes:  # SearChain reading first answered in one read: there is no tree
+        root.add("[dim]no chain was planned: answered without a Tree-of-Reasoning[/]")
     return root

@@ -207,6 +207,8 @@ def test_tree_rendering_shows_sources(index, embedder, hotpot) -> None:
     console.print(tree_of_reasoning(run_case(index, embedder, hotpot, 0)))
     out = console.export_text()
     assert "Tree-of-Reasoning" in out and "corrected by IR" in out and "LLM said:" in out
+    console.print(tree_of_reasoning(Trace(question="Q?", method="searchain")))  # read once
+    assert "no chain was planned" in console.export_text()
 
 
 def test_skc_counts_sentences_with_resolved_citations() -> None:
