@@ -271,6 +271,8 @@ def test_mcp_over_streamable_http(base: str) -> None:
             assert not routed.is_error, routed.content
             out = routed.structured_content or {}
             assert out["route"].startswith("Route: "), out
+            how = out["short_answer_how"]  # null where the reply stated its short answer
+            assert how is None or how.startswith("the reply named no short answer"), out
             plain = await session.call_tool(
                 "ask", {"question": QUESTION, "method": "searchain", "options": FAST_SEARCHAIN}
             )

@@ -34,6 +34,7 @@ from searchain.server.engine import Engine
 from searchain.server.errors import FaceError, one_line
 from searchain.server.pipeline import Answering, start_answer
 from searchain.server.request_options import ask_options_model
+from searchain.trace_extras import AnswerExtras
 from searchain.types import Passage
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,11 @@ class AnswerResult(BaseModel):
         "low-confidence answer, a 'Not answered: ...' notice comes first, then the guess."
     )
     short_answer: str = Field("", description="The short answer (the guess, if withheld).")
+    short_answer_how: str | None = Field(
+        None,
+        description="How the short answer was had when the reply named none (read out of the "
+        "reply by the reader, or the reply's sentence); null: the reply stated it.",
+    )
     method: str
     route: str | None = Field(
         None,
@@ -222,6 +228,7 @@ async def answer(
     return AnswerResult(
         answer=shown_answer(trace),
         short_answer=trace.answer,
+        short_answer_how=AnswerExtras.of(trace).note(),
         method=trace.method,
         route=route_words(trace),
         sources=srcs,
