@@ -72,4 +72,6 @@ class Replayed(LLM):
 def reader_calls(trace: object) -> int:
     """The LLM reader's call that read the short answer out of a reply naming none (1 or 0:
     methods/short_answer_reading.py), beside a method's own calls."""
-    return int(bool(getattr(trace, "meta", {}).get("short_answer_read")))
+    from searchain.trace_extras import AnswerExtras
+
+    return int(AnswerExtras.of(trace).short_answer_read is not None)  # type: ignore[arg-type]

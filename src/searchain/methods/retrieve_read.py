@@ -69,6 +69,11 @@ class RetrieveRead:
         # Small models rarely write [n] marks; post-hoc citation (ALCE, cfg.post_cite) fills
         # the gaps and every such citation is labelled origin="post-hoc" in the trace.
         self.llm, self.retriever, self.config = llm, retriever, cfg
+        # Its prompt asks for the short-answer ending (not a label), so a reply naming none is
+        # read by the reader: decided once per method, not per question.
+        self._reads_short_answer = (
+            asks_short_answer(cfg.task) and "ending" in prompts.load(cfg.template).fields
+        )
 
     def run(self, question: str) -> Trace:
         t0 = time.perf_counter()
@@ -91,10 +96,7 @@ class RetrieveRead:
         trace.usage.add(result.usage)
         text = result.text.strip()
         trace.answer = short_answer(text) if is_chat(self.llm) else extract_answer(text)
-        if (
-            asks_short_answer(self.config.task)
-            and "ending" in prompts.load(self.config.template).fields
-        ):  # it was asked to end with a short answer (not a label)
+        if self._reads_short_answer:
             trace.answer = read_short_answer(self.llm, trace, text, trace.answer)
         model_marks, trace.errors = citations.resolve(text, passages)
         added: list = []
