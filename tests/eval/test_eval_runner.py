@@ -249,3 +249,27 @@ def test_resuming_with_another_index_or_package_version_is_reported(tmp_path: Pa
     assert "the index differs from the one that started this run" in changes
     assert any(c.startswith("bm25s 0.0.1 (the run started with") for c in changes)
     assert environment_changes(tmp_path / "new", later) == []  # nothing started there
+
+
+def test_a_query_planned_index_is_fingerprinted_by_its_base_and_plan(tmp_path: Path) -> None:
+    from searchain.eval.runner import environment_changes, index_fingerprint, runtime_environment
+    from searchain.retrieval import BM25Index
+    from searchain.retrieval.query_plan import QueryPlanRetriever
+    from searchain.types import Passage
+
+    docs = [Passage("a", "Oslo is the capital of Norway."), Passage("b", "Bern is in Switzerland.")]
+    index = BM25Index.build(docs, tmp_path / "i", show_progress=False)
+    other = BM25Index.build(docs[:1], tmp_path / "o", show_progress=False)
+    planned = index_fingerprint(QueryPlanRetriever(index))  # the default bm25+parts+bridge
+    assert planned["base"] == index_fingerprint(index) is not None
+    assert planned["query_plan"]["parts"] and planned["query_plan"]["bridge"]
+    assert index_fingerprint(QueryPlanRetriever(other))["base"] != planned["base"]
+    assert index_fingerprint(QueryPlanRetriever(index, bridge=False)) != planned
+
+    # A run started before query-planned indexes were fingerprinted recorded none: resuming
+    # it has nothing to compare, so it claims no change of index.
+    started = runtime_environment(None, None) | {"index": None}
+    prepare_run_dir(tmp_path / "run", {"x": 1}, started)
+    now = runtime_environment(None, QueryPlanRetriever(index))
+    assert now["index"] == planned
+    assert environment_changes(tmp_path / "run", now) == []

@@ -106,11 +106,15 @@ RECORDED_PACKAGES = (
 
 def index_fingerprint(retriever: Any) -> Any:
     """What an index was built from and how (corpus hash, passage count, tokenizer and
-    scoring settings), without its build time; a list for fused retrievers; ``None`` when
-    the retriever does not say (a remote one)."""
+    scoring settings), without its build time; a list for fused retrievers; the base's with
+    the plan's settings for one searched by a query plan (``+parts``, ``+bridge``: the
+    default); ``None`` when the retriever does not say (a remote one)."""
     parts = getattr(retriever, "retrievers", None)
     if parts is not None:
         return [index_fingerprint(r) for r in parts]
+    plan = getattr(retriever, "plan_settings", None)
+    if isinstance(plan, dict):
+        return {"query_plan": plan, "base": index_fingerprint(retriever.base)}
     meta = getattr(retriever, "metadata", None)
     if not isinstance(meta, dict):
         return None
@@ -182,7 +186,9 @@ def environment_changes(run_dir: str | Path, environment: dict[str, Any]) -> lis
     if (rule := manifest.get("label_rule", FIRST_LABEL_RULE)) != LABEL_RULE:
         changes.append(f"{LABEL_RULE_CHANGE} {LABEL_RULE} (the run started with rule {rule})")
     for key, what in (("model", "the model"), ("index", "the index")):
-        if key in old and key in environment and old[key] != environment[key]:
+        # A run whose manifest recorded no index (a remote one, or a query-planned one
+        # before it was fingerprinted) has nothing to compare with.
+        if old.get(key) is not None and key in environment and old[key] != environment[key]:
             changes.append(f"{what} differs from the one that started this run")
     before, now = old.get("packages", {}), environment.get("packages", {})
     for name in sorted(set(before) & set(now)):

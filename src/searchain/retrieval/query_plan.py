@@ -143,6 +143,18 @@ class QueryPlanRetriever:
             raise ValueError(f"fusion is interleave or rrf, not {fusion!r}")
         self.fusion = fusion
 
+    @property
+    def plan_settings(self) -> dict[str, object]:
+        """How the base is searched (recorded beside the base index's fingerprint)."""
+        return {
+            "parts": self.parts,
+            "bridge": self.bridge,
+            "depth": self.depth,
+            "question_weight": self.question_weight,
+            "bridge_from": self.bridge_from,
+            "fusion": self.fusion,
+        }
+
     def search(self, query: str, k: int = 5) -> list[Passage]:
         return self.search_batch([query], k)[0]
 
