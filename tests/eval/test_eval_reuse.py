@@ -96,6 +96,21 @@ def test_another_model_file_or_a_started_run_is_refused(tmp_path: Path) -> None:
         reuse_records(tmp_path / "nowhere", new, _config(), ENV)
 
 
+def test_another_package_version_or_commit_still_lends_every_method(tmp_path: Path) -> None:
+    """Neither changes a method's resolved settings; the resume warning still says both."""
+    from searchain.eval.runner import environment_changes
+
+    started = {**ENV, "packages": {"bm25s": "0.3.16"}, "source": {"git_commit": "a" * 40}}
+    old = _old_run(tmp_path / "old", _config(), started)
+    now = {**ENV, "packages": {"bm25s": "0.3.17"}, "source": {"git_commit": "b" * 40}}
+    assert environment_changes(old, now) == [
+        "bm25s 0.3.17 (the run started with 0.3.16)",
+        f"the code is at commit {'b' * 12} (the run started at {'a' * 12})",
+    ]
+    new = prepare_run_dir(tmp_path / "new", _config(), now)
+    assert reuse_records(old, new, _config(), now) == {"retrieve-read": 2, "searchain": 3}
+
+
 def test_a_run_of_another_label_rule_lends_only_what_has_no_node_labels(tmp_path: Path) -> None:
     """SearChain's records depend on the node-label rule; retrieve-read's do not."""
     old = _old_run(tmp_path / "old", _config())

@@ -273,3 +273,17 @@ def test_a_query_planned_index_is_fingerprinted_by_its_base_and_plan(tmp_path: P
     now = runtime_environment(None, QueryPlanRetriever(index))
     assert now["index"] == planned
     assert environment_changes(tmp_path / "run", now) == []
+
+
+def test_a_run_records_the_commit_of_the_code_that_made_it(tmp_path: Path) -> None:
+    from searchain.eval.runner import runtime_environment
+
+    source = runtime_environment()["source"]
+    root = Path(__file__).resolve().parents[2]
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                          text=True)  # fmt: skip
+    if head.returncode != 0:  # an unpacked source archive: it says why there is no commit
+        assert source == {"git_commit": None, "why": "not run from a git checkout"}
+        return
+    assert source["git_commit"] == head.stdout.strip()
+    assert isinstance(source["uncommitted_changes"], bool)

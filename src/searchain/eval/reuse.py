@@ -18,13 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from searchain.eval.method_kinds import plans_chains
-from searchain.eval.runner import (
-    LABEL_RULE_CHANGE,
-    MANIFEST,
-    RESULTS,
-    environment_changes,
-    read_results,
-)
+from searchain.eval.run_environment import environment_differences
+from searchain.eval.runner import MANIFEST, RESULTS, read_results
 
 # Keys of a run's config that belong to single methods, compared per method instead.
 PER_METHOD = ("methods", "method_config", "options")
@@ -50,10 +45,16 @@ def reusable_methods(
             f"{source} was run with another {', '.join(differ)}: its records "
             "do not answer this run's questions the same way"
         )
-    changes = [c for c in environment_changes(source, environment) if "package" not in c]
+    # Package versions and the code's commit are not compared: a method whose resolved
+    # settings are the same answers the same way (the copied records keep their own run's).
+    changes = [
+        c
+        for c in environment_differences(source, environment)
+        if c.kind not in ("package", "source")
+    ]
     # Another node-label rule changes SearChain's records only: the other methods may lend.
-    relabelled = any(c.startswith(LABEL_RULE_CHANGE) for c in changes)
-    changed = [c for c in changes if not c.startswith(LABEL_RULE_CHANGE)]
+    relabelled = any(c.kind == "label_rule" for c in changes)
+    changed = [c.words for c in changes if c.kind != "label_rule"]
     if changed:
         raise ReuseRefused(f"{source}: {'; '.join(changed)}")
     before, now = old.get("method_config", {}), config.get("method_config", {})

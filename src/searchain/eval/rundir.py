@@ -37,6 +37,8 @@ except ImportError:  # pragma: no cover - Windows: an exclusive create stands in
     fcntl = None  # type: ignore[assignment]
 
 log = logging.getLogger(__name__)
+RESULTS = "results.jsonl"  # a line per finished (method, item)
+MANIFEST = "manifest.json"  # what the run is (runner.manifest_for)
 LOCK = "run.lock"
 QUARANTINE = "results.quarantine.jsonl"
 REQUIRED = ("method", "id", "status")

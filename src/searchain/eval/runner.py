@@ -33,8 +33,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# Re-exported: what produced a run besides its configuration (run_environment.py).
+from searchain.eval.run_environment import (  # noqa: F401
+    LABEL_RULE_CHANGE,
+    RECORDED_PACKAGES,
+    environment_changes,
+    index_fingerprint,
+    runtime_environment,
+)
+
 # RunLocked: re-exported, the CLI reports it as it reports a configuration mismatch.
 from searchain.eval.rundir import (  # noqa: F401
+    MANIFEST,
+    RESULTS,
     ResultWriter,
     RunLock,
     RunLocked,
@@ -42,13 +53,10 @@ from searchain.eval.rundir import (  # noqa: F401
     scan,
 )
 from searchain.eval.same_run import same_run
-from searchain.redaction import clean_url, redact_obj, redact_text
+from searchain.redaction import redact_obj, redact_text
 from searchain.types import Trace
 
 log = logging.getLogger(__name__)
-
-RESULTS = "results.jsonl"
-MANIFEST = "manifest.json"
 
 
 class RunConfigMismatch(RuntimeError):
@@ -87,114 +95,6 @@ def read_results(run_dir: str | Path, *, latest: bool = True) -> list[dict[str, 
     for r in records:
         by_key[(r["method"], r["id"])] = r  # keeps the first key's position, the last value
     return list(by_key.values())
-
-
-# Packages whose version can change a run's numbers; recorded when installed.
-RECORDED_PACKAGES = (
-    "llama-cpp-python",
-    "openai",
-    "bm25s",
-    "numpy",
-    "torch",
-    "transformers",
-    "sentence-transformers",
-    "faiss-cpu",
-    "rouge-score",
-    "ray",
-)
-
-
-def index_fingerprint(retriever: Any) -> Any:
-    """What an index was built from and how (corpus hash, passage count, tokenizer and
-    scoring settings), without its build time; a list for fused retrievers; the base's with
-    the plan's settings for one searched by a query plan (``+parts``, ``+bridge``: the
-    default); ``None`` when the retriever does not say (a remote one)."""
-    parts = getattr(retriever, "retrievers", None)
-    if parts is not None:
-        return [index_fingerprint(r) for r in parts]
-    plan = getattr(retriever, "plan_settings", None)
-    if isinstance(plan, dict):
-        return {"query_plan": plan, "base": index_fingerprint(retriever.base)}
-    meta = getattr(retriever, "metadata", None)
-    if not isinstance(meta, dict):
-        return None
-    return _without(meta, {"created", "path"})
-
-
-def _without(value: Any, keys: set[str]) -> Any:
-    """``value`` without ``keys`` at any depth: the build time, and file locations, which
-    differ between machines that hold the same index (hashes and sizes say what it is)."""
-    if isinstance(value, dict):
-        return {k: _without(v, keys) for k, v in value.items() if k not in keys}
-    if isinstance(value, list):
-        return [_without(v, keys) for v in value]
-    return value
-
-
-def runtime_environment(llm: Any = None, retriever: Any = None) -> dict[str, Any]:
-    """What produced a run besides its configuration: the resolved model (name, backend,
-    endpoint, GGUF file and size), the index (see :func:`index_fingerprint`) and the
-    versions of the packages that shape the numbers."""
-    from importlib import metadata
-
-    from searchain.llm.base import unwrapped
-
-    packages = {}
-    for name in RECORDED_PACKAGES:
-        try:
-            packages[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    env: dict[str, Any] = {"packages": packages, "platform": platform.platform()}
-    clients = list(unwrapped(llm))
-    inner = clients[-1] if clients else None  # the real backend, under the call cache
-    if inner is not None:
-        model: dict[str, Any] = {
-            "name": getattr(inner, "model", None),
-            "backend": getattr(inner, "backend", None),
-        }
-        path = getattr(inner, "model_path", None)
-        if path is not None:
-            model["path"] = str(path)
-            model["bytes"] = Path(path).stat().st_size
-        url = getattr(inner, "base_url", None)
-        if url:  # without user-info or query: a key must never land in a run directory
-            from urllib.parse import urlsplit
-
-            model["base_url"] = clean_url(urlsplit(str(url))._replace(query="").geturl())
-        env["model"] = model
-    if retriever is not None:
-        env["index"] = index_fingerprint(retriever)
-    return env
-
-
-LABEL_RULE_CHANGE = "SearChain's node labels follow rule"  # how that change is said
-
-
-def environment_changes(run_dir: str | Path, environment: dict[str, Any]) -> list[str]:
-    """What differs between the environment that started a run and the one resuming it: a
-    different model file or index makes the finished and the new items incomparable, so
-    the user must hear of it (the run itself is still resumed: the config is the same)."""
-    path = Path(run_dir) / MANIFEST
-    if not path.exists():
-        return []
-    from searchain.methods.searchain.node_labels import FIRST_LABEL_RULE, LABEL_RULE
-
-    manifest = json.loads(path.read_text())
-    old = manifest.get("environment") or {}
-    changes = []
-    if (rule := manifest.get("label_rule", FIRST_LABEL_RULE)) != LABEL_RULE:
-        changes.append(f"{LABEL_RULE_CHANGE} {LABEL_RULE} (the run started with rule {rule})")
-    for key, what in (("model", "the model"), ("index", "the index")):
-        # A run whose manifest recorded no index (a remote one, or a query-planned one
-        # before it was fingerprinted) has nothing to compare with.
-        if old.get(key) is not None and key in environment and old[key] != environment[key]:
-            changes.append(f"{what} differs from the one that started this run")
-    before, now = old.get("packages", {}), environment.get("packages", {})
-    for name in sorted(set(before) & set(now)):
-        if before[name] != now[name]:
-            changes.append(f"{name} {now[name]} (the run started with {before[name]})")
-    return changes
 
 
 def manifest_for(
