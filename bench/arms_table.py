@@ -41,6 +41,7 @@ def table(arms: dict[str, dict[str, float]], against: str, metric: str) -> list[
         "| won / lost |",
         "|---|---|---|---|---|",
     ]
+    starred = False
     for label, scores in arms.items():
         values = list(scores.values())
         mean, lo, hi = bootstrap_ci(values)
@@ -50,9 +51,11 @@ def table(arms: dict[str, dict[str, float]], against: str, metric: str) -> list[
             cells += ["", ""]
         else:
             star = " *" if diff.significant else ""
+            starred = starred or diff.significant
             cells += [f"{diff} on {diff.items}{star}", f"{diff.wins} / {diff.losses}"]
         lines.append("| " + " | ".join(cells) + " |")
-    return [*lines, "", "* the paired interval excludes 0."]
+    # The mark is explained only where a row carries it (a table without one said it too).
+    return [*lines, "", "* the paired interval excludes 0."] if starred else lines
 
 
 def main() -> None:

@@ -28,6 +28,12 @@ def test_arms_of_two_runs_are_paired_on_their_shared_items(tmp_path: Path) -> No
     rows = {line.split(" | ")[0].strip("| "): line for line in lines if line.startswith("| ")}
     assert "| 4 | 50.0 [" in rows["rr"]
     assert "+33.3 [" in rows["sc"] and " on 3" in rows["sc"] and rows["sc"].endswith("| 1 / 0 |")
+    assert "excludes 0" not in done.stdout  # no row is starred: the mark is not explained
+    agreeing = _run(tmp_path / "c", "searchain", [1] * 40)
+    worse = _run(tmp_path / "d", "retrieve-read", [0] * 40)
+    starred = run_bench("arms_table", f"rr={worse}:retrieve-read", f"sc={agreeing}:searchain",
+                        "--against", "rr")  # fmt: skip
+    assert " on 40 * |" in starred.stdout and "* the paired interval excludes 0." in starred.stdout
     missing = run_bench("arms_table", f"x={base}:nope", "--against", "x")
     assert missing.returncode == 1 and "holds no record of nope" in missing.stderr
     unlabelled = run_bench("arms_table", str(base), "--against", "x")
