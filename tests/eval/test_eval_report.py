@@ -132,3 +132,24 @@ def test_report_cli_warns_on_unpaired_methods_and_pairs_on_request(tmp_path: Pat
     assert result.exit_code == 0, result.output
     assert "same items" not in result.stderr
     assert "| u | first-word | 2 |" in result.stdout and "| u | crash | 2 |" in result.stdout
+
+
+def test_the_report_breaks_a_routed_run_down_by_route(tmp_path: Path) -> None:
+    """The recorded HotpotQA-100 run of SearChain's default (read first): its routes, each
+    scored, and the chain's gains over the first read, golds from the run's manifest."""
+    import shutil
+
+    root = Path(__file__).resolve().parents[2]
+    recorded = root / "results/quality/qwen2.5-coder-1.5b/hotpotqa-100-route"
+    text = rep.analyses([recorded])
+    assert "### hotpotqa-100-route: searchain's routes" in text
+    assert "| answered in one read | 76 | 36 (47.4 %) |" in text
+    assert "| chained: its first read's answer | 24 | 8 (33.3 %) |" in text
+    assert "added 6 right answers over the first read and lost 3" in text
+    assert "retrieve-read's routes" not in text  # it has no router
+    # Without a manifest naming the golds the first reads cannot be scored: said, not skipped.
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(recorded / "results.jsonl", bare / "results.jsonl")
+    said = rep.analyses([bare])
+    assert "**bare: routes** of searchain not scored:" in said and "manifest" in said

@@ -37,7 +37,7 @@ def paired(run: RunRecords) -> RunRecords:
     its methods on the same questions."""
     ids = _items_by_method(run)
     common = set.intersection(*ids.values()) if ids else set()
-    return RunRecords(run.name, [r for r in run.records if r["id"] in common])
+    return RunRecords(run.name, [r for r in run.records if r["id"] in common], run.path)
 
 
 def unpaired(run: RunRecords) -> dict[str, int]:
@@ -164,6 +164,7 @@ def analyses(
         for full in [m for m in traces if in_full(m)]:
             right = {i: correct[(full, i)] for i in traces[full]}
             out += _searchain_nodes(name, traces[full], right)
+        out += _routes(run)
         for full, no_ir in _ir_pairs(traces):
             ids = [i for i in traces[full] if i in traces[no_ir]]
             fx = ir_effects(
@@ -190,6 +191,30 @@ def analyses(
         sink=selective_rows,
     )
     return "\n".join([*out, selective])
+
+
+def _routes(run: RunRecords) -> list[str]:
+    """How often each routed method (SearChain reading first) read once or chained, each
+    route's cover-EM, and what the chain added and lost over its first read; where the
+    first reads cannot be scored (no manifest naming the golds) it says so."""
+    from searchain.eval.rescore import run_golds
+    from searchain.eval.route_breakdown import breakdown_table, routed_methods, routed_records
+
+    methods = routed_methods(run.records)
+    if not methods:
+        return []
+    try:
+        if run.path is None:
+            raise ValueError("the run's directory is not known")
+        golds = run_golds(run.path)
+        tables = {m: breakdown_table(routed_records(run.records, golds, m)) for m in methods}
+    except (ValueError, KeyError) as e:
+        return [f"**{run.name}: routes** of {', '.join(methods)} not scored: {e}.", ""]
+    out = []
+    for method, lines in tables.items():
+        out += [f"### {run.name}: {method}'s routes (read first, chain when it must)", ""]
+        out += [*lines, ""]
+    return out
 
 
 def _ir_pairs(traces: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:

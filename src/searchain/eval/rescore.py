@@ -96,4 +96,4 @@ def rescore(run_dir: str | Path) -> RunRecords:
     with the current scoring."""
     run_dir = Path(run_dir)
     records = rescore_records(read_results(run_dir), run_golds(run_dir), run_model(run_dir))
-    return RunRecords(run_dir.name, records)
+    return RunRecords(run_dir.name, records, run_dir)

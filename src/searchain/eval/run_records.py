@@ -16,6 +16,7 @@ class RunRecords:
 
     name: str
     records: list[dict]
+    path: Path | None = None  # the run directory (its manifest names the golds), when read
 
 
 RunLike = str | Path | RunRecords
@@ -24,5 +25,6 @@ RunLike = str | Path | RunRecords
 def load(runs: Sequence[RunLike]) -> list[RunRecords]:
     """Read each run directory once (already loaded runs pass through)."""
     return [
-        r if isinstance(r, RunRecords) else RunRecords(Path(r).name, read_results(r)) for r in runs
+        r if isinstance(r, RunRecords) else RunRecords(Path(r).name, read_results(r), Path(r))
+        for r in runs
     ]
