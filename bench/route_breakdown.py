@@ -30,8 +30,8 @@ def main() -> None:
         else:
             golds = run_golds(args.run)
         routed = routed_records(read_results(args.run), golds, args.method)
-    except (ValueError, KeyError) as e:
-        raise SystemExit(str(e).strip("'\"")) from None
+    except (ValueError, KeyError, OSError) as e:  # no manifest, no data set, another set
+        raise SystemExit(str(e.args[0] if isinstance(e, KeyError) and e.args else e)) from None
     if not routed:
         raise SystemExit(f"{args.run} holds no routed record of {args.method}")
     print("\n".join(breakdown_table(routed)))

@@ -11,12 +11,13 @@ from bench_kit import ROOT, run_bench
 HOTPOTQA_ROUTE = ROOT / "results/quality/qwen2.5-coder-1.5b/hotpotqa-100-route"
 
 
-def _record(id_: str, taken: str, final_right: bool, first: str) -> dict:
+def _record(id_: str, taken: str, final: str, first: str) -> dict:
     route = {"taken": taken, "why": ["the reader disagrees"] if taken == "chain" else [],
              "first_read": {"answer": first}}  # fmt: skip
-    return {"method": "searchain", "id": id_, "status": "ok",
-            "trace": {"meta": {"route": route}},
-            "metrics": {"cover_em": float(final_right)}}  # fmt: skip
+    trace = {"question": "?", "method": "searchain", "answer": final, "meta": {"route": route}}
+    # The recorded metric is stale on purpose: the breakdown scores both answers itself.
+    return {"method": "searchain", "id": id_, "status": "ok", "trace": trace,
+            "metrics": {"cover_em": 0.0}}  # fmt: skip
 
 
 def test_routes_are_counted_and_the_chain_is_scored_against_its_first_read(
@@ -29,10 +30,10 @@ def test_routes_are_counted_and_the_chain_is_scored_against_its_first_read(
     run = tmp_path / "run"
     run.mkdir()
     records = [
-        _record("q1", "read", True, "Ada Lovelace"),
-        _record("q2", "chain", True, "Lyon"),  # added by the chain
-        _record("q3", "chain", False, "in 1844"),  # lost by the chain
-        _record("q4", "read", True, "Zurich"),  # scored unlike its first read: said
+        _record("q1", "read", "Ada Lovelace", "Ada Lovelace"),
+        _record("q2", "chain", "Paris", "Lyon"),  # added by the chain
+        _record("q3", "chain", "1845", "in 1844"),  # lost by the chain
+        _record("q4", "read", "Bern", "Zurich"),  # scored unlike its first read: said
         {"method": "searchain", "id": "q5", "status": "failed", "error": "boom"},
     ]
     (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -48,6 +49,9 @@ def test_routes_are_counted_and_the_chain_is_scored_against_its_first_read(
     other = run_bench("route_breakdown", str(run), "--method", "retrieve-read", "--dataset",
                       str(data))  # fmt: skip
     assert other.returncode == 1 and "no routed record of retrieve-read" in other.stderr
+    elsewhere = run_bench("route_breakdown", str(run), "--dataset", str(tmp_path / "none.jsonl"))
+    assert elsewhere.returncode == 1 and "Traceback" not in elsewhere.stderr
+    assert "none.jsonl" in elsewhere.stderr  # the missing data set is named
 
 
 def test_the_recorded_hotpotqa_run_breaks_down_to_its_reported_score() -> None:

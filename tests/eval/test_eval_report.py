@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from searchain.cli import app
@@ -134,7 +135,9 @@ def test_report_cli_warns_on_unpaired_methods_and_pairs_on_request(tmp_path: Pat
     assert "| u | first-word | 2 |" in result.stdout and "| u | crash | 2 |" in result.stdout
 
 
-def test_the_report_breaks_a_routed_run_down_by_route(tmp_path: Path) -> None:
+def test_the_report_breaks_a_routed_run_down_by_route(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The recorded HotpotQA-100 run of SearChain's default (read first): its routes, each
     scored, and the chain's gains over the first read, golds from the run's manifest."""
     import shutil
@@ -152,4 +155,10 @@ def test_the_report_breaks_a_routed_run_down_by_route(tmp_path: Path) -> None:
     bare.mkdir()
     shutil.copy(recorded / "results.jsonl", bare / "results.jsonl")
     said = rep.analyses([bare])
-    assert "**bare: routes** of searchain not scored:" in said and "manifest" in said
+    assert "**bare: routes** of searchain not scored:" in said
+    assert "no readable run manifest" in said
+    # A manifest whose data set is not on this machine: said too, the report still written.
+    shutil.copy(recorded / "manifest.json", bare / "manifest.json")
+    monkeypatch.setenv("SEARCHAIN_DATA", str(tmp_path / "no-data"))
+    missing = rep.analyses([bare])
+    assert "**bare: routes** of searchain not scored:" in missing and "no-data" in missing

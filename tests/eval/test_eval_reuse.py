@@ -96,19 +96,24 @@ def test_another_model_file_or_a_started_run_is_refused(tmp_path: Path) -> None:
         reuse_records(tmp_path / "nowhere", new, _config(), ENV)
 
 
-def test_another_package_version_or_commit_still_lends_every_method(tmp_path: Path) -> None:
-    """Neither changes a method's resolved settings; the resume warning still says both."""
-    from searchain.eval.runner import environment_changes
+def test_another_package_version_or_code_still_lends_and_says_what_it_crossed(
+    tmp_path: Path,
+) -> None:
+    """Neither changes a method's resolved settings, so reuse lends; but both are said."""
+    from searchain.eval.reuse import crossed_differences
 
-    started = {**ENV, "packages": {"bm25s": "0.3.16"}, "source": {"git_commit": "a" * 40}}
+    code_a = {"git_commit": "a" * 40, "code_tree": "1" * 40}
+    started = {**ENV, "packages": {"bm25s": "0.3.16"}, "source": code_a}
     old = _old_run(tmp_path / "old", _config(), started)
-    now = {**ENV, "packages": {"bm25s": "0.3.17"}, "source": {"git_commit": "b" * 40}}
-    assert environment_changes(old, now) == [
-        "bm25s 0.3.17 (the run started with 0.3.16)",
-        f"the code is at commit {'b' * 12} (the run started at {'a' * 12})",
-    ]
+    code_b = {"git_commit": "b" * 40, "code_tree": "2" * 40}
+    now = {**ENV, "packages": {"bm25s": "0.3.17"}, "source": code_b}
     new = prepare_run_dir(tmp_path / "new", _config(), now)
     assert reuse_records(old, new, _config(), now) == {"retrieve-read": 2, "searchain": 3}
+    assert crossed_differences(old, now) == [
+        "bm25s 0.3.17 (the run started with 0.3.16)",
+        f"the code is at commit {'b' * 12} (the run started at commit {'a' * 12})",
+    ]
+    assert crossed_differences(old, started) == []
 
 
 def test_a_run_of_another_label_rule_lends_only_what_has_no_node_labels(tmp_path: Path) -> None:

@@ -275,6 +275,55 @@ def test_a_query_planned_index_is_fingerprinted_by_its_base_and_plan(tmp_path: P
     assert environment_changes(tmp_path / "run", now) == []
 
 
+def _git(repo: Path, *args: str) -> str:
+    who = {f"GIT_{role}_{what}": "t@t" for role in ("AUTHOR", "COMMITTER") for what in
+           ("NAME", "EMAIL")}  # fmt: skip
+    env = {**os.environ, **who}
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          env=env, check=True)  # fmt: skip
+    return done.stdout.strip()
+
+
+def test_a_run_records_the_code_that_made_it_and_a_resume_says_when_it_changed(
+    tmp_path: Path,
+) -> None:
+    from searchain.eval.run_environment import source_revision
+    from searchain.eval.runner import environment_changes
+
+    repo = tmp_path / "checkout"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "method.py").write_text("THETA = 1\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "code")
+    first = source_revision(repo / "src")
+    assert first["git_commit"] == _git(repo, "rev-parse", "HEAD")
+    assert first["uncommitted_code"] is False and "uncommitted_code_sha256" not in first
+    prepare_run_dir(tmp_path / "run", {"x": 1}, {"source": first})
+
+    # Committing results moves HEAD but not the code: nothing to say on resume.
+    (repo / "results.jsonl").write_text("{}\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "partial results")
+    moved = source_revision(repo / "src")
+    assert moved["git_commit"] != first["git_commit"]
+    assert moved["code_tree"] == first["code_tree"]
+    assert environment_changes(tmp_path / "run", {"source": moved}) == []
+
+    # An uncommitted edit of the code is the code changing, and is said.
+    (repo / "src" / "method.py").write_text("THETA = 2\n")
+    edited = source_revision(repo / "src")
+    assert edited["uncommitted_code"] is True and len(edited["uncommitted_code_sha256"]) == 64
+    assert environment_changes(tmp_path / "run", {"source": edited}) == [
+        f"the code is at commit {moved['git_commit'][:12]} with uncommitted changes "
+        f"(the run started at commit {first['git_commit'][:12]})"
+    ]
+    # Outside any checkout (an installed package) it says so instead of a commit.
+    (tmp_path / "plain").mkdir()
+    assert source_revision(tmp_path / "plain") == {
+        "git_commit": None, "why": "not run from a git checkout"}  # fmt: skip
+
+
 def test_a_run_records_the_commit_of_the_code_that_made_it(tmp_path: Path) -> None:
     from searchain.eval.runner import runtime_environment
 
@@ -286,4 +335,6 @@ def test_a_run_records_the_commit_of_the_code_that_made_it(tmp_path: Path) -> No
         assert source["git_commit"] is None and source["why"]
         return
     assert source["git_commit"] == head.stdout.strip()
-    assert isinstance(source["uncommitted_changes"], bool)
+    tree = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD:src"], capture_output=True,
+                          text=True)  # fmt: skip
+    assert source["code_tree"] == tree.stdout.strip()  # the tree of src/, this package's code

@@ -261,13 +261,16 @@ def _prepare_run_dir(
     for change in changes:  # resumed, but its finished items may not compare with new ones
         say(f"warning: resuming {ev.out}: {change}")
     if ev.reuse_from is not None:
-        from searchain.eval.reuse import ReuseRefused, reuse_records
+        from searchain.eval.reuse import ReuseRefused, crossed_differences, reuse_records
 
         try:
             reused = reuse_records(ev.reuse_from, ev.out, config, environment)
         except ReuseRefused as e:
             raise EvalError(str(e)) from None
         say(f"reused from {ev.reuse_from}: {reused or 'nothing'}")
+        if reused:
+            for crossed in crossed_differences(ev.reuse_from, environment):
+                say(f"warning: reused across a difference: {crossed}")
 
 
 def _scorer(judge: Any) -> Callable[[Any, Trace], dict[str, float]]:

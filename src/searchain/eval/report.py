@@ -208,8 +208,9 @@ def _routes(run: RunRecords) -> list[str]:
             raise ValueError("the run's directory is not known")
         golds = run_golds(run.path)
         tables = {m: breakdown_table(routed_records(run.records, golds, m)) for m in methods}
-    except (ValueError, KeyError) as e:
-        return [f"**{run.name}: routes** of {', '.join(methods)} not scored: {e}.", ""]
+    except (ValueError, KeyError, OSError) as e:  # no manifest, no data set, another set
+        why = e.args[0] if isinstance(e, KeyError) and e.args else e
+        return [f"**{run.name}: routes** of {', '.join(methods)} not scored: {why}.", ""]
     out = []
     for method, lines in tables.items():
         out += [f"### {run.name}: {method}'s routes (read first, chain when it must)", ""]

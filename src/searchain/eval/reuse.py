@@ -45,8 +45,9 @@ def reusable_methods(
             f"{source} was run with another {', '.join(differ)}: its records "
             "do not answer this run's questions the same way"
         )
-    # Package versions and the code's commit are not compared: a method whose resolved
-    # settings are the same answers the same way (the copied records keep their own run's).
+    # Package versions and the code are not refused: a method is reused by its resolved
+    # settings, which a change of code may not show — so `eval` says the differences it
+    # crossed (crossed_differences), and each copied record keeps where it came from.
     changes = [
         c
         for c in environment_differences(source, environment)
@@ -99,3 +100,13 @@ def reuse_records(
     with results.open("a", encoding="utf-8") as f:
         f.writelines(lines)
     return counts
+
+
+def crossed_differences(source: str | Path, environment: dict[str, Any]) -> list[str]:
+    """The differences of package versions and code between ``source`` and this run that
+    reuse does not refuse: said to the user beside what was reused."""
+    return [
+        c.words
+        for c in environment_differences(source, environment)
+        if c.kind in ("package", "source")
+    ]

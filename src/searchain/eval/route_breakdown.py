@@ -3,11 +3,12 @@ chained, each route's cover-EM, and what the chain changed over the first read â
 answers it added and those it lost (issue 62's "reported beside them").
 
 Each trace's ``meta.route`` keeps the first read's short answer (``first_read.answer``); it is
-scored against the item's gold as the run scored the final answer (``scoring.score_item``,
-the record's task). A record answered in one read has no other answer, so its first read must
-score as its final one: a mismatch is listed, never hidden. ``searchain report`` prints the
-breakdown for every method whose traces were routed; ``bench/route_breakdown.py`` for one
-run.
+scored against the item's gold as ``searchain eval`` scores a final answer, and the final
+answer is scored again beside it (``scoring.score_trace``: both by today's scoring, so a run
+recorded before a scoring change compares like with like; ``report --rescore`` agrees). A
+record answered in one read has no other answer, so its first read must score as its final
+one: a mismatch is listed, never hidden. ``searchain report`` prints the breakdown for every
+method whose traces were routed; ``bench/route_breakdown.py`` for one run.
 """
 
 from __future__ import annotations
@@ -17,14 +18,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from searchain.scoring import score_item
+from searchain.scoring import score_item, score_trace
+from searchain.types import Trace
 
 
 @dataclass(frozen=True, slots=True)
 class Routed:
     id: str
     taken: str  # "read" or "chain"
-    right: float  # the final answer's cover-EM, as recorded
+    right: float  # the final answer's cover-EM
     first_right: float  # the first read's answer's cover-EM
     why: tuple[str, ...]  # why it chained (empty when it did not)
 
@@ -48,7 +50,9 @@ def routed_records(
         first = (route.get("first_read") or {}).get("answer") or ""
         # As score_trace scores a final answer: its task, "open" when the gold names none.
         first_right = score_item(first, gold, gold.get("task") or "open").get("cover_em", 0.0)
-        right = float((r.get("metrics") or {}).get("cover_em", 0.0))
+        # The final answer is scored again too: both by today's scoring, never a recorded
+        # figure beside a new one (a record made before a scoring fix would mix the two).
+        right = score_trace(Trace.from_dict(r["trace"]), gold).get("cover_em", 0.0)
         why = tuple(route.get("why") or ())
         out.append(Routed(r["id"], route["taken"], right, first_right, why))
     return out

@@ -2,15 +2,18 @@
 
 A run's manifest keeps its configuration (hashed: another one is refused) and, apart from
 it, the environment that started it: the resolved model and its file, the index's
-fingerprint, the versions of the packages that shape the numbers, and the commit of the code
-(``source``). Resuming with a different one is still the same run — its configuration is —
-but its finished and new items may not compare, so every difference is said
-(:func:`environment_changes`); ``eval/reuse.py`` lends records only across the differences
-that cannot change an answer's method (package versions, the code's commit).
+fingerprint, the versions of the packages that shape the numbers, and the code (``source``:
+the commit, the tree of the package's sources and a digest of their uncommitted changes, so
+that committing results does not read as new code). Resuming with a different one is still
+the same run — its configuration is — but its finished and new items may not compare, so
+every difference is said (:func:`environment_changes`). ``eval/reuse.py`` refuses another
+model file or index; across package versions and code it lends records of methods whose
+resolved settings are the same, and says which differences it crossed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import platform
 import subprocess
@@ -144,10 +147,9 @@ def environment_differences(
         if before[name] != now[name]:
             words = f"{name} {now[name]} (the run started with {before[name]})"
             changes.append(EnvironmentChange("package", words))
-    started, running = _commit(old), _commit(environment)
+    started, running = _code(old), _code(environment)
     if started and running and started != running:
-        words = f"the code is at commit {running[:12]} (the run started at {started[:12]})"
-        changes.append(EnvironmentChange("source", words))
+        changes.append(EnvironmentChange("source", _code_change(old, environment)))
     return changes
 
 
@@ -156,28 +158,50 @@ def environment_changes(run_dir: str | Path, environment: dict[str, Any]) -> lis
     return [c.words for c in environment_differences(run_dir, environment)]
 
 
-def _commit(environment: dict[str, Any]) -> str | None:
+def _code(environment: dict[str, Any]) -> tuple[str, str | None] | None:
+    """What the code was: the tree of the package's sources at the commit, and the digest of
+    their uncommitted changes (committing results or docs changes neither)."""
     source = environment.get("source")
-    return source.get("git_commit") if isinstance(source, dict) else None
+    if not isinstance(source, dict) or not source.get("code_tree"):
+        return None
+    return source["code_tree"], source.get("uncommitted_code_sha256")
 
 
-def source_revision() -> dict[str, Any]:
-    """The commit of the checkout this package runs from, and whether it had uncommitted
-    changes to tracked files; an installed package (no checkout) says so instead of a
-    commit, and so does a machine without git."""
-    root = Path(__file__).resolve().parents[3]  # src/searchain/eval/ → the checkout
-    if not (root / ".git").exists():  # a worktree's .git is a file: exists() holds too
+def _code_change(old: dict[str, Any], now: dict[str, Any]) -> str:
+    def said(source: dict[str, Any]) -> str:
+        edits = " with uncommitted changes" if source.get("uncommitted_code_sha256") else ""
+        return f"commit {str(source.get('git_commit'))[:12]}{edits}"
+
+    return f"the code is at {said(now['source'])} (the run started at {said(old['source'])})"
+
+
+def source_revision(code_dir: Path | None = None) -> dict[str, Any]:
+    """The commit of the checkout this package runs from; the tree of its source folder
+    (``code_dir``: ``src/``) there, which only a change to the code changes; and whether
+    that folder had uncommitted changes to tracked files, with their digest. An installed
+    package (no checkout) says so instead of a commit, and so does a machine without git."""
+    code_dir = code_dir or Path(__file__).resolve().parents[2]  # src/searchain/eval/ → src
+    try:
+        inside = _git(code_dir, "rev-parse", "--is-inside-work-tree") == "true"
+    except (OSError, subprocess.SubprocessError):
+        inside = False
+    if not inside:
         return {"git_commit": None, "why": "not run from a git checkout"}
     try:
-        commit = _git(root, "rev-parse", "HEAD")
-        dirty = bool(_git(root, "status", "--porcelain", "--untracked-files=no"))
+        commit = _git(code_dir, "rev-parse", "HEAD")
+        tree = _git(code_dir, "rev-parse", "HEAD:./")  # the folder's tree at the commit
+        diff = _git(code_dir, "diff", "HEAD", "--", ".")
     except (OSError, subprocess.SubprocessError) as e:
         return {"git_commit": None, "why": f"git could not say: {type(e).__name__}"}
-    return {"git_commit": commit, "uncommitted_changes": dirty}
+    source: dict[str, Any] = {"git_commit": commit, "code_tree": tree}
+    source["uncommitted_code"] = bool(diff)
+    if diff:
+        source["uncommitted_code_sha256"] = hashlib.sha256(diff.encode()).hexdigest()
+    return source
 
 
-def _git(root: Path, *args: str) -> str:
+def _git(cwd: Path, *args: str) -> str:
     done = subprocess.run(
-        ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10, check=True
+        ["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=30, check=True
     )
     return done.stdout.strip()
